@@ -88,20 +88,26 @@ def plain(filters: int, convs: int, fc: tuple[int, ...], preset: str = "") -> Ar
 
 # Presets per game. ``paper``: the Descent papers' networks. ``cpu``: sized so a search on
 # 2 CPU cores still sees thousands of positions per second at the batch sizes a node
-# expansion produces (measured with ``descent bench nets``). ``tiny``: tests only.
+# expansion produces (measured with ``descent bench nets``). ``fast``: sized so a search
+# with the network visits about as many nodes per second as with the C heuristic where
+# that is within reach (Hex 7x7 and 11x11, UBFM_s: 0.5-0.8 times the heuristic's rate),
+# the networks the engine ships for equal-time play. ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "paper": resnet(83, 4, (74,), "paper"),
         "cpu": plain(64, 3, (100,), "cpu"),
+        "fast": plain(16, 3, (32,), "fast"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "einstein": {
         "paper": resnet(83, 4, (425, 425), "paper"),
         "cpu": resnet(48, 2, (128,), "cpu"),
+        "fast": plain(16, 2, (32,), "fast"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "dicechess": {
         "cpu": resnet(48, 2, (128,), "cpu"),
+        "fast": plain(16, 2, (32,), "fast"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
 }

@@ -8,7 +8,7 @@ below; every key is optional and an unknown key is an error naming it::
     seed = 1
 
     [network]
-    preset = "tiny"              # nets.arch preset: tiny | cpu | paper
+    preset = "tiny"              # nets.arch preset: tiny | fast | cpu | paper
 
     [selfplay]
     search = "descent"
@@ -41,7 +41,7 @@ VIEWS = ("player0", "side_to_move")
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    preset: str = "tiny"          # nets.arch preset of the game: tiny | cpu | paper
+    preset: str = "tiny"          # nets.arch preset of the game: tiny | fast | cpu | paper
     view: str = "player0"         # the output's view: player0 | side_to_move
     init_seed: int = -1           # seed of the initial weights (-1: the run's seed)
 

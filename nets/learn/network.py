@@ -4,7 +4,12 @@ The module is built from the model-file architecture (nets.arch presets, nets.mo
 and self-play values positions through nets.evaluator's ``NetworkFunction`` and
 ``network_evaluator``, exactly as the engine does with a model file, except that the
 backend is ``LiveBackend``: a thin adapter (implementing nets.backends.Backend) over the
-live CPU module, so no model file is written and no weights are copied between updates.
+live CPU module, so no model file is written. Where ONNX Runtime is installed, self-play
+reads the network through an ORT session rebuilt from the weights after every update
+(``refresh``): on the few-position batches of a node expansion it is 5-7 times faster than
+the torch module (Hex 7x7, fast preset: 0.1 ms against 0.7 ms a call), which makes
+self-play several times cheaper; the session is a pure function of the weights, so a
+resumed run continues identically. Without ORT, the live torch module answers.
 Training runs on ``update.device`` (a CUDA device when asked for or, with ``auto``,
 present); the CPU copy that self-play reads is refreshed after every update.
 
@@ -32,7 +37,8 @@ from search_cy.search.evaluator import BatchEvaluator
 
 
 class LiveBackend:
-    """nets.backends.Backend over a live torch module on the CPU (no copy, no file)."""
+    """nets.backends.Backend over a live torch module on the CPU (no file), or over an
+    ONNX Runtime session of the module's current weights once ``refresh`` built one."""
 
     name = "live-torch"
     device = "cpu"
@@ -44,8 +50,22 @@ class LiveBackend:
         self.torch = torch
         self.module = module
         self.max_batch = max_batch
+        self.session: Any = None
+
+    def refresh(self, model: LoadedModel | None) -> None:
+        """Self-play reads ``model`` (the module's weights, exported) through ONNX Runtime
+        from now on; ``None`` goes back to the torch module. Blocks (builds a session)."""
+        if model is None:
+            self.session = None
+            return
+        from nets.backends.ort import OrtBackend
+
+        self.session = OrtBackend(model, device="cpu", threads=1)
 
     def evaluate(self, batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        if self.session is not None:
+            values: npt.NDArray[np.float32] = self.session.evaluate(batch)
+            return values
         torch = self.torch
         # oneDNN re-plans its convolutions for each new batch size: on the few-position
         # batches of a node expansion the native kernels are 1.2-2x faster
@@ -61,7 +81,17 @@ class LiveBackend:
         return result
 
     def describe(self) -> str:
+        if self.session is not None:
+            return "onnxruntime session of the live weights, cpu (training)"
         return "live torch module on cpu (training)"
+
+
+def ort_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def pick_device(name: str) -> str:
@@ -105,9 +135,12 @@ class Learner:
         self.cpu_net.eval()
         self.optimiser = torch.optim.Adam(self.net.parameters(), lr=lr,
                                           weight_decay=weight_decay)
-        self.function = NetworkFunction(self.template, LiveBackend(self.cpu_net))
+        self.backend = LiveBackend(self.cpu_net)
+        self.function = NetworkFunction(self.template, self.backend)
         self.to_move_plane = TO_MOVE_PLANE[game.name] if view == "side_to_move" else -1
         self.steps = 0
+        self.use_ort = ort_available()
+        self.sync()
 
     # -- search wiring -------------------------------------------------------------------
 
@@ -183,10 +216,17 @@ class Learner:
         return total / n
 
     def sync(self) -> None:
-        """Copies the trained weights into the CPU module self-play reads."""
+        """Copies the trained weights into the CPU module (and the ORT session) self-play
+        reads."""
+        from nets.models import weights_from_module
+
         if self.cpu_net is not self.net:
             self.cpu_net.load_state_dict(self.net.state_dict())
             self.cpu_net.eval()
+        if self.use_ort:
+            self.backend.refresh(make_model(self.game, self.arch,
+                                            weights_from_module(self.cpu_net),
+                                            value=self.value_spec))
 
     # -- export and checkpoints ------------------------------------------------------------
 

@@ -26,11 +26,11 @@ def reply(bot: OpenSpielEwn, line: str) -> str:
 
 
 @pytest.mark.parametrize("first", ["red", "blue"])
-@pytest.mark.parametrize("policy", ["expectiminimax", "random"])
+@pytest.mark.parametrize("policy", ["expectiminimax", "mcts", "random"])
 def test_bot_moves_are_legal_for_our_kernel(first: str, policy: str) -> None:
     kernel = make_game(f"einstein(setup=free,first={first})").new_initial_state()
     assert isinstance(kernel, EinsteinState)
-    bot = OpenSpielEwn(seed=2, policy=policy)
+    bot = OpenSpielEwn(seed=2, policy=policy, simulations=50)
     rng = random.Random(first + policy)
     assert reply(bot, "clear_board") == "= "
     red = reply(bot, "gensetup red")[2:]

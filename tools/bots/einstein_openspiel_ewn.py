@@ -7,8 +7,10 @@ ignored: it thinks for a fixed few milliseconds).
 
 Moves come from OpenSpiel's ``expectiminimax`` (``open_spiel.python.algorithms.minimax``)
 at depth 2 with a zero evaluation (it takes a winning move, avoids moves that let the
-opponent win at once), ties broken by a seeded generator; ``--policy random`` plays
-uniformly among OpenSpiel's legal actions. ``gensetup`` draws a seeded random arrangement.
+opponent win at once), ties broken by a seeded generator; ``--policy mcts`` runs
+OpenSpiel's ``MCTSBot`` (UCT with chance nodes, random rollouts, MCTS-Solver) for
+``--simulations`` simulations a move; ``--policy random`` plays uniformly among
+OpenSpiel's legal actions. ``gensetup`` draws a seeded random arrangement.
 
 Orientation (tests/search_cy/games/test_einstein_openspiel.py): OpenSpiel's player 0
 (Black) starts top-left like our Red, its player 1 (White) bottom-right, and White always
@@ -19,7 +21,8 @@ our cell (r, c) its (4-r, 4-c). Set-up ranks are read off the (turned) board, di
 are its outcomes 0..5. A Blue arrangement never given is Red's point mirror
 (``setup=mirror``, where the manager sends Red's set-up only).
 
-    python -m tools.bots.einstein_openspiel_ewn --seed 1 [--policy random] [--depth 2]
+    python -m tools.bots.einstein_openspiel_ewn --seed 1 [--policy random|mcts] [--depth 2]
+        [--simulations 1000]
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pyspiel
+import numpy as np
+from open_spiel.python.algorithms import mcts
 from open_spiel.python.algorithms.minimax import expectiminimax
 
 NAME = "openspiel-ewn"
@@ -89,11 +94,17 @@ def parse_arrangement(side: int, args: list[str]) -> list[Cell]:
 class OpenSpielEwn:
     """One session: the set-ups, then an OpenSpiel state once the first mover is known."""
 
-    def __init__(self, seed: int = 0, policy: str = "expectiminimax", depth: int = 2) -> None:
+    def __init__(self, seed: int = 0, policy: str = "expectiminimax", depth: int = 2,
+                 simulations: int = 1000, uct_c: float = 2.0) -> None:
         self.rng = random.Random(seed)
         self.policy = policy
         self.depth = depth
         self.game = pyspiel.load_game("einstein_wurfelt_nicht")
+        rollouts = np.random.RandomState(seed)
+        self.mcts = mcts.MCTSBot(
+            self.game, uct_c=uct_c, max_simulations=simulations,
+            evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rollouts),
+            random_state=rollouts, solve=True)
         self.running = True
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: "2",
@@ -230,6 +241,8 @@ class OpenSpielEwn:
         legal: list[int] = state.legal_actions()
         if self.policy == "random":
             return self.rng.choice(legal)
+        if self.policy == "mcts":
+            return int(self.mcts.step(state))
         me = state.current_player()
         best: list[int] = []
         best_value = -float("inf")
@@ -299,12 +312,15 @@ class OpenSpielEwn:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--policy", choices=["expectiminimax", "random"],
+    parser.add_argument("--policy", choices=["expectiminimax", "mcts", "random"],
                         default="expectiminimax")
     parser.add_argument("--depth", type=int, default=2,
                         help="expectiminimax depth in moves (chance nodes not counted)")
+    parser.add_argument("--simulations", type=int, default=1000,
+                        help="MCTS simulations a move (--policy mcts)")
     args = parser.parse_args(argv)
-    bot = OpenSpielEwn(seed=args.seed, policy=args.policy, depth=max(1, args.depth))
+    bot = OpenSpielEwn(seed=args.seed, policy=args.policy, depth=max(1, args.depth),
+                       simulations=max(1, args.simulations))
     for line in sys.stdin:
         reply = bot.handle(line)
         if reply is not None:
