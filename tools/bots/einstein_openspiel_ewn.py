@@ -36,8 +36,8 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import pyspiel
 import numpy as np
+import pyspiel
 from open_spiel.python.algorithms import mcts
 from open_spiel.python.algorithms.minimax import expectiminimax
 
