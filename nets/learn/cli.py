@@ -3,6 +3,7 @@
     descent train --game "hex(size=4)" --run-dir runs/hex4 --hours 1
     descent train --game hex --config hex11.toml --run-dir runs/hex11
     descent train --run-dir runs/hex4 --resume --hours 2      # continue (and extend)
+    descent train --run-dir runs/hex4 --snapshot hex4.dnet    # the last checkpoint's net
 
 Settings come from the defaults (nets.learn.config), then ``--config``, then the flags;
 ``--resume`` reads the run's own ``config.toml`` instead (only the [run] limits may change).
@@ -37,6 +38,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="stop after this many iterations in all")
     p.add_argument("--seed", type=int, default=None, help="seed of a new run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--snapshot", metavar="MODEL", default=None,
+                   help="write the network of the run's last checkpoint to MODEL and exit "
+                        "(reads the run only: safe while it trains)")
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
@@ -73,6 +77,11 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
 def run(args: argparse.Namespace) -> int:
     from nets.learn.trainer import FINAL_MODEL, Trainer
 
+    if args.snapshot:
+        from nets.learn.snapshot import export_snapshot
+
+        print(f"model: {export_snapshot(args.run_dir, args.snapshot)}")
+        return 0
     cfg = build_config(args)
     if not cfg.run.max_iterations and not cfg.run.hours:
         print("descent train: no limit (--hours/--max-iterations/[run]): training until "

@@ -93,3 +93,15 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
     state = make_game("hex(size=3)").new_initial_state()
     values = network_evaluator(model, state, backend="torch").evaluate([state])
     assert -1.0 <= float(values[0]) <= 1.0
+
+    # a snapshot reads the run only and carries the same network as the final model
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*"))
+    snap = _descent("--run-dir", str(run_dir), "--snapshot", str(tmp_path / "snap.dnet"))
+    assert snap.returncode == 0, snap.stderr
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == before
+    snapshot = load_model(tmp_path / "snap.dnet", "hex(size=3)")
+    assert snapshot.weights_sha256 == model.weights_sha256
+    assert snapshot.training.games == 2 and "snapshot" in snapshot.training.note
+    missing = _descent("--run-dir", str(tmp_path / "nowhere"), "--snapshot",
+                       str(tmp_path / "x.dnet"))
+    assert missing.returncode == 2 and "config.toml" in missing.stderr
