@@ -69,6 +69,8 @@ class SelfPlayConfig:
     stochastic: str = "expectiminimax"  # expectiminimax | determinization (dice games)
     games_per_iteration: int = 1  # self-play games before each update
     max_pairs_per_search: int = 1_000_000  # cap on the rows one search contributes
+    bootstrap_games: int = 0      # warm start: the first N games search with the game's C
+    #                               heuristic as leaf evaluator (0: from zero knowledge)
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,11 @@ def validate(cfg: TrainConfig) -> None:
         _fail("selfplay.temperature must be > 0")
     if sp.games_per_iteration < 1 or sp.hash_mb < 1 or sp.max_pairs_per_search < 1:
         _fail("selfplay.games_per_iteration, hash_mb and max_pairs_per_search must be >= 1")
+    if sp.bootstrap_games < 0:
+        _fail("selfplay.bootstrap_games must be >= 0")
+    if sp.bootstrap_games and sp.heuristic not in ("gain", "depth_mul"):
+        _fail("selfplay.bootstrap_games needs targets in [-1, 1] like the C heuristics' "
+              "values: heuristic gain or depth_mul")
     if sp.max_plies < 0 or sp.anneal_iterations < 0 or sp.seconds < 0 or sp.nodes < 0:
         _fail("selfplay.max_plies, anneal_iterations, seconds and nodes must be >= 0")
     if d.replay_games < 1 or d.replay_pairs < 0 or not 0.0 <= d.replay_rate <= 1.0:

@@ -6,6 +6,12 @@ data plus a ``data.replay_rate`` sample of the older memory, ``update.epochs`` p
 minibatches of ``update.batch_size`` - then the metrics line, and every ``eval.every``
 iterations the evaluation matches, every ``run.checkpoint_every`` a checkpoint.
 
+Warm start (``selfplay.bootstrap_games``, off by default): the first N self-play games
+search with the game's C heuristic as the leaf evaluator instead of the network, so the
+first targets are the values of heuristic-led Descent trees (terminal results backed up
+through heuristic leaves) rather than of a random network's; from game N on, the network
+searches and learns from its own trees as in the papers.
+
 The run directory::
 
     config.toml         the complete configuration (read back by --resume)
@@ -100,8 +106,12 @@ class Trainer:
                                view=cfg.network.view, seed=init_seed, lr=u.lr,
                                weight_decay=u.weight_decay, device=u.device,
                                threads=u.threads)
+        self.network_evaluator = self.learner.evaluator(self.prototype)
+        # the warm start's leaf evaluator: the C heuristic, values in [-1, 1] like the
+        # gain and depth_mul targets (config.validate checks the heuristic)
+        self.bootstrap_evaluator = heuristic_for(self.prototype) if sp.bootstrap_games else None
         self.selfplayer = SelfPlayer(self.game, sp, self.reinforcement,
-                                     self.learner.evaluator(self.prototype),
+                                     self.network_evaluator,
                                      symmetries=cfg.data.symmetries)
         self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
         self.counters = Counters()
@@ -286,8 +296,13 @@ class Trainer:
         games = cfg.selfplay.games_per_iteration
         new_planes, new_values = [], []
         results, plies, nodes = [], [], 0
+        bootstrap = c.games < cfg.selfplay.bootstrap_games
         for _ in range(games):
             seed = (cfg.seed * 1_000_003 + c.games) % (1 << 62)
+            self.selfplayer.evaluator = (self.bootstrap_evaluator
+                                         if c.games < cfg.selfplay.bootstrap_games
+                                         and self.bootstrap_evaluator is not None
+                                         else self.network_evaluator)
             record = self.selfplayer.play(self.rng, eps, seed)
             c.games += 1
             self.memory.add(record.planes, record.values)
@@ -327,6 +342,8 @@ class Trainer:
             "value_min": float(values.min()) if len(values) else 0.0,
             "value_max": float(values.max()) if len(values) else 0.0,
         }
+        if bootstrap:
+            out["bootstrap"] = True
         every = cfg.evaluation.every
         if every and c.iterations % every == 0 and cfg.evaluation.games > 0:
             t_eval = time.monotonic()

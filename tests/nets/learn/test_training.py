@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from nets.encoding import encode_batch
 from nets.learn.evaluation import RandomPlayer, paired_matches, wilson_interval
@@ -105,3 +106,21 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
     missing = _descent("--run-dir", str(tmp_path / "nowhere"), "--snapshot",
                        str(tmp_path / "x.dnet"))
     assert missing.returncode == 2 and "config.toml" in missing.stderr
+
+
+def test_bootstrap_games_search_with_the_heuristic_then_the_network(tmp_path: Path) -> None:
+    from nets.learn.config import TrainConfig
+    from nets.learn.trainer import Trainer
+
+    cfg = TrainConfig().with_overrides(game="hex(size=3)", seed=4, selfplay__iterations=6,
+                                       selfplay__hash_mb=4, selfplay__bootstrap_games=2,
+                                       evaluation__every=0, run__progress=False)
+    trainer = Trainer(cfg, tmp_path / "run")
+    records = [trainer.iteration() for _ in range(3)]
+    # the heuristic leads the first two games: the network values nothing for them
+    assert [r.get("bootstrap", False) for r in records] == [True, True, False]
+    assert [r["network_evaluations"] == 0 for r in records] == [True, True, False]
+    assert all(r["pairs"] > 0 and -1.0 <= r["value_min"] <= r["value_max"] <= 1.0
+               for r in records)
+    with pytest.raises(ValueError, match="bootstrap_games"):
+        cfg.with_overrides(selfplay__heuristic="depth_add")
