@@ -30,7 +30,7 @@ from search_cy.eval.heuristics import heuristic_for
 from search_cy.games.registry import make_game
 from search_cy.games.state import GameState
 from search_cy.search.api import SearchParams
-from search_cy.search.evaluator import BatchEvaluator
+from search_cy.search.evaluator import BatchEvaluator, Evaluator
 
 # pawn, knight, bishop, rook, queen: planes 0-4 (White) and 6-10 (Black) of the encoding
 PIECE_VALUES = np.array([1.0, 3.0, 3.0, 5.0, 9.0], dtype=np.float32)
@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--games must be an even number >= 2")
     game = make_game(GAME)
     prototype = game.new_initial_state()
+    evaluator: Evaluator
     if args.player == "model":
         if not args.model:
             parser.error("--model is required with --player model")
