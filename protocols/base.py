@@ -11,8 +11,12 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from engine.engine import Engine
+from engine.logsetup import get_logger
 
 Send = Callable[[str], None]
+
+_CONTROL = {i: None for i in (*range(0, 9), *range(10, 32), 127)}
+_ID = re.compile(r"[0-9]+\Z")
 
 
 class ProtocolError(ValueError):
@@ -49,6 +53,25 @@ class LineProtocol:
         self.engine = engine
         self.send = send
         self.running = True
+        self.log = get_logger(component=self.name or "protocol")
+
+    def execute(self, command: str, args: list[str], line: str,
+                *extra: str) -> tuple[bool, str | None]:
+        """Runs ``command`` from the table: ``(True, reply text or None)``, or ``(False,
+        error text)``. Unknown commands and ValueErrors (ProtocolError, EngineError, the
+        kernels' notation errors) are the client's mistakes; any other exception is a bug,
+        logged, and still costs only this one reply, never the game."""
+        method = self.commands.get(command)
+        if method is None:
+            return False, f"unknown command: {command}"
+        try:
+            result: str | None = getattr(self, method)(args, *extra)
+        except ValueError as exc:
+            return False, str(exc)
+        except Exception as exc:
+            self.log.error("command_failed", line=one_line(line), error=repr(exc))
+            return False, f"internal error: {exc!r}"
+        return True, result
 
     def handle(self, line: str) -> bool:
         """Processes one input line, sending its reply. May block (GTP genmove)."""
@@ -74,6 +97,73 @@ class LineProtocol:
             return shlex.split(line, comments=False, posix=True)
         except ValueError:
             return line.split()
+
+
+def is_interrupt(line: str) -> bool:
+    """GoGui's interrupt line: ``# interrupt`` (spacing and case forgiven)."""
+    text = line.strip()
+    return text.startswith("#") and text[1:].strip().lower() == "interrupt"
+
+
+def clean(line: str) -> str:
+    """GTP pre-processing: control characters dropped, tabs made spaces, the ``#``
+    comment cut off, surrounding blanks stripped ("" means: no reply)."""
+    text = line.replace("\t", " ").translate(_CONTROL)
+    return text.split("#", 1)[0].strip()
+
+
+def one_line(text: str) -> str:
+    """Echoed user text must not break the framing: escape what is not printable."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+class GtpFramedProtocol(LineProtocol):
+    """GTP's framing, shared by Hex GTP and the EinStein HTP dialect: ``[id] command
+    args`` in; ``=id reply`` or ``?id error`` and a blank line out. A reply's own blank
+    lines are squeezed out (one would end it early), an error is one escaped line.
+    ``# interrupt`` goes to ``handle_urgent``. Subclasses fill ``commands``; their
+    handlers take ``(args)``, or ``(args, ident)`` with ``pass_ident``, and return the
+    reply text, or None when they answer by themselves (a streaming analysis)."""
+
+    fold_case: ClassVar[bool] = False     # command names read case-insensitively
+    pass_ident: ClassVar[bool] = False    # handlers also receive the request's id
+
+    def handle(self, line: str) -> bool:
+        if is_interrupt(line):     # a transport that does not deliver it urgently
+            self.handle_urgent(line)
+            return self.running
+        tokens = clean(line).split()
+        if not tokens:
+            return self.running
+        ident = self.normalise_id(tokens.pop(0)) if _ID.match(tokens[0]) else ""
+        self.before_command()
+        if not tokens:
+            self.reply(ident, False, "missing command")
+            return self.running
+        command = tokens[0].lower() if self.fold_case else tokens[0]
+        if command not in self.commands:
+            self.reply(ident, False, f"unknown command: {tokens[0]}")
+            return self.running
+        extra = (ident,) if self.pass_ident else ()
+        ok, text = self.execute(command, tokens[1:], line, *extra)
+        if text is not None:
+            self.reply(ident, ok, text)
+        return self.running
+
+    def normalise_id(self, token: str) -> str:
+        """The id as echoed in the reply (GTP: as sent)."""
+        return token
+
+    def before_command(self) -> None:
+        """Runs before each command (GTP ends a streaming analysis). Must not block."""
+
+    def reply(self, ident: str, ok: bool, text: str) -> None:
+        if ok:
+            lines = [ln.rstrip() for ln in text.split("\n")]
+            body = "\n".join(ln for i, ln in enumerate(lines) if ln or i == 0)
+        else:
+            body = one_line(" ".join(ln.strip() for ln in text.split("\n") if ln.strip()))
+        self.send(f"{'=' if ok else '?'}{ident} {body}\n\n")
 
 
 PROTOCOLS: dict[str, tuple[str, str]] = {

@@ -44,15 +44,19 @@ by the time each search took (nodes / nodes-per-second in nodes-as-time mode).
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from engine.engine import Engine, EngineError
 from engine.limits import Limits
-from engine.logsetup import get_logger
-from protocols.base import LineProtocol, ProtocolError, Send, parse_count, parse_seconds
+from protocols.base import (
+    GtpFramedProtocol,
+    ProtocolError,
+    Send,
+    is_interrupt,
+    parse_count,
+    parse_seconds,
+)
 from search_cy.games.einstein import (
     EinsteinState,
     cell_name,
@@ -80,8 +84,6 @@ STRONG_SETUP = ("a1", "a2", "b1", "b2", "c1", "a3")
 DEFAULT_MOVE_TIME = 1.0   # seconds a move when the manager gives no clock
 PROTOCOL_VERSION = "2"
 ENGINE_NAME = "descent"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_NUMBER = re.compile(r"[0-9]+")   # ASCII only: str.isdigit() also takes '²'
 
 
 def parse_colour(text: str) -> int:
@@ -185,16 +187,11 @@ class _Entry:
     pending: int | None
 
 
-def clean_line(line: str) -> str:
-    """A request line as GTP reads it: control characters dropped, tabs as spaces, the
-    ``#`` comment cut off, surrounding blanks stripped ("" means: no reply)."""
-    return _CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()
-
-
-class EwnProtocol(LineProtocol):
+class EwnProtocol(GtpFramedProtocol):
     """The EinStein HTP dialect (module docstring)."""
 
     name: ClassVar[str] = "ewn"
+    fold_case: ClassVar[bool] = True
     commands: ClassVar[dict[str, str]] = {
         "protocol_version": "cmd_protocol_version",
         "name": "cmd_name",
@@ -218,63 +215,21 @@ class EwnProtocol(LineProtocol):
 
     def __init__(self, engine: Engine, send: Send) -> None:
         super().__init__(engine, send)
-        self.log = get_logger(component="ewn")
         self.clock = Clock()
         self._history: list[_Entry] = []
         self._pending_blue: int | None = None
         einstein_state(engine)
 
-    # -- framing ------------------------------------------------------------------
+    # -- framing (protocols.base.GtpFramedProtocol) --------------------------------
 
     def is_urgent(self, line: str) -> bool:
-        return self._is_interrupt(line)
+        return is_interrupt(line)
 
     def handle_urgent(self, line: str) -> None:
         self.engine.stop()
 
-    @staticmethod
-    def _is_interrupt(line: str) -> bool:
-        return line.strip().lower().replace(" ", "") == "#interrupt"
-
-    def handle(self, line: str) -> bool:
-        if self._is_interrupt(line):
-            self.engine.stop()
-            return self.running
-        text = clean_line(line)
-        if not text:
-            return self.running
-        tokens = text.split()
-        cid = ""
-        if _NUMBER.fullmatch(tokens[0]):
-            cid = str(int(tokens[0]))
-            tokens = tokens[1:]
-        if not tokens:
-            self._reply(cid, False, "missing command after the id")
-            return self.running
-        command, args = tokens[0].lower(), tokens[1:]
-        method = self.commands.get(command)
-        if method is None:
-            self._reply(cid, False, f"unknown command: {tokens[0]}")
-            return self.running
-        handler: Callable[[list[str]], str] = getattr(self, method)
-        try:
-            result = handler(args)
-        except (ProtocolError, EngineError, ValueError) as exc:
-            self._reply(cid, False, str(exc))
-        except Exception as exc:   # a bug must still answer the line, and be logged
-            self.log.error("command_failed", line=line, error=repr(exc))
-            self._reply(cid, False, f"internal error: {exc!r}")
-        else:
-            self._reply(cid, True, result)
-        return self.running
-
-    def _reply(self, cid: str, ok: bool, text: str) -> None:
-        # a blank line would end the reply early: squeeze them out of the text
-        lines = [ln.rstrip() for ln in text.split("\n")]
-        body = "\n".join(ln for i, ln in enumerate(lines) if ln or i == 0)
-        if not ok:
-            body = " ".join(ln.strip() for ln in lines if ln.strip())
-        self.send(f"{'=' if ok else '?'}{cid} {body}\n\n")
+    def normalise_id(self, token: str) -> str:
+        return str(int(token))
 
     # -- helpers ------------------------------------------------------------------
 

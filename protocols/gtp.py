@@ -45,8 +45,14 @@ from typing import ClassVar
 
 from engine.engine import Decision, Engine, EngineError, Info
 from engine.limits import Limits
-from engine.logsetup import get_logger
-from protocols.base import LineProtocol, ProtocolError, Send, parse_count, parse_seconds
+from protocols.base import (
+    GtpFramedProtocol,
+    ProtocolError,
+    Send,
+    is_interrupt,
+    parse_count,
+    parse_seconds,
+)
 from search_cy.games.hex import HexState, cell_name, parse_move
 from search_cy.search.strength import parse_strength
 
@@ -57,8 +63,6 @@ SWAP_OUT = "swap-pieces"          # the spelling MoHex and HexGui understand
 DEFAULT_MOVE_TIME = 5.0           # seconds per move when no clock is given
 ENGINE_NAME = "descent"
 
-_ID = re.compile(r"[0-9]+\Z")
-_CONTROL = {i: None for i in (*range(0, 9), *range(10, 32), 127)}
 
 HEXGUI_ANALYZE_COMMANDS = (
     "param/Game Param/param_game",
@@ -69,23 +73,6 @@ HEXGUI_ANALYZE_COMMANDS = (
     "string/Analyze (stop with interrupt)/descent-analyze",
     "string/Version/version",
 )
-
-
-def is_interrupt(line: str) -> bool:
-    """GoGui's interrupt line: ``# interrupt`` (spacing and case forgiven)."""
-    text = line.strip()
-    return text.startswith("#") and text[1:].strip().lower() == "interrupt"
-
-
-def clean(line: str) -> str:
-    """GTP pre-processing: control characters dropped, tabs made spaces, comment cut."""
-    text = line.replace("\t", " ").translate(_CONTROL)
-    return text.split("#", 1)[0].strip()
-
-
-def one_line(text: str) -> str:
-    """Echoed user text must not break the framing: escape what is not printable."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def parse_colour(token: str) -> int:
@@ -227,10 +214,11 @@ class Analysis:
 
 # -- the protocol --------------------------------------------------------------------------
 
-class GtpProtocol(LineProtocol):
+class GtpProtocol(GtpFramedProtocol):
     """Hex GTP (see the module docstring)."""
 
     name: ClassVar[str] = "gtp"
+    pass_ident: ClassVar[bool] = True     # genmove and the analysis echo the request's id
     commands: ClassVar[dict[str, str]] = {
         "protocol_version": "cmd_protocol_version",
         "name": "cmd_name",
@@ -259,46 +247,14 @@ class GtpProtocol(LineProtocol):
 
     def __init__(self, engine: Engine, send: Send) -> None:
         super().__init__(engine, send)
-        self.log = get_logger(component="gtp")
         self.clock = GtpClock()
         self.resigned: int | None = None      # GUI colour that resigned (final_score)
         self._analysis: Analysis | None = None
 
-    # -- framing ---------------------------------------------------------------------
+    # -- framing (protocols.base.GtpFramedProtocol) -------------------------------------
 
-    def handle(self, line: str) -> bool:
-        if line.lstrip().startswith("#"):
-            if is_interrupt(line):     # a transport that does not deliver it urgently
-                self.handle_urgent(line)
-            return True
-        tokens = clean(line).split()
-        if not tokens:
-            return True
-        ident = tokens.pop(0) if _ID.match(tokens[0]) else ""
+    def before_command(self) -> None:
         self._end_analysis()
-        if not tokens:
-            self._reply(ident, False, "missing command")
-            return True
-        command, args = tokens[0], tokens[1:]
-        method = self.commands.get(command)
-        if method is None:
-            self._reply(ident, False, f"unknown command: {command}")
-            return True
-        try:
-            result = getattr(self, method)(args, ident)
-        except ValueError as exc:   # ProtocolError, EngineError, kernel notation errors
-            self._reply(ident, False, str(exc))
-        except Exception as exc:   # a bug must cost one reply, never the game
-            self.log.error("command_failed", line=one_line(line), error=repr(exc))
-            self._reply(ident, False, f"internal error: {exc!r}")
-        else:
-            if result is not None:
-                self._reply(ident, True, result)
-        return self.running
-
-    def _reply(self, ident: str, ok: bool, text: str) -> None:
-        body = text if ok else one_line(text)
-        self.send(f"{'=' if ok else '?'}{ident} {body}\n\n")
 
     def is_urgent(self, line: str) -> bool:
         return is_interrupt(line)

@@ -39,11 +39,9 @@ the most plausible reading of the command list, and it is what the tests pin dow
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 from engine.engine import Engine, EngineError
-from engine.logsetup import get_logger
 from protocols.base import LineProtocol, ProtocolError, Send, parse_seconds
 from protocols.ewn import (
     BLUE,
@@ -120,7 +118,6 @@ class NtuProtocol(LineProtocol):
 
     def __init__(self, engine: Engine, send: Send) -> None:
         super().__init__(engine, send)
-        self.log = get_logger(component="ntu")
         self.clock = Clock()
         einstein_state(engine)
 
@@ -138,20 +135,12 @@ class NtuProtocol(LineProtocol):
         if not text or text.startswith("#"):
             return self.running
         tokens = text.split()
-        method = self.commands.get(tokens[0].lower())
-        if method is None:
+        if tokens[0].lower() not in self.commands:
             self._answer(f"? unknown command: {tokens[0]}")
             return self.running
-        handler: Callable[[list[str]], str | None] = getattr(self, method)
-        try:
-            answer = handler(tokens[1:])
-        except (ProtocolError, EngineError, ValueError) as exc:
-            answer = f"? {exc}"
-        except Exception as exc:   # a bug must still answer the line, and be logged
-            self.log.error("command_failed", line=line, error=repr(exc))
-            answer = f"? internal error: {exc!r}"
+        ok, answer = self.execute(tokens[0].lower(), tokens[1:], line)
         if answer is not None:
-            self._answer(answer)
+            self._answer(answer if ok else f"? {answer}")
         return self.running
 
     def _answer(self, text: str) -> None:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from protocols.gtp import clean
+from protocols.base import clean
 from tools.transcripts import parse_transcript, render
 
 ROOT = Path(__file__).resolve().parent.parent

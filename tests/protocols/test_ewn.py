@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from engine.engine import Engine
 from engine.settings import Settings
-from protocols.ewn import STRONG_SETUP, EwnProtocol, clean_line, strong_setup_cells
+from protocols.base import clean
+from protocols.ewn import STRONG_SETUP, EwnProtocol, strong_setup_cells
 from search_cy.games.einstein import EinsteinState, cell_name
 from search_cy.games.registry import make_game
 from tools.regen_transcripts_ewn import (
@@ -400,7 +401,7 @@ def test_fuzz_every_line_gets_one_well_formed_reply(lines: list[str]) -> None:
             continue   # a transport never hands over a line break
         before = len(out)
         protocol.handle(line)
-        if not clean_line(line):
+        if not clean(line):
             assert len(out) == before, (line, out[before:])
             continue
         assert len(out) == before + 1, (line, out[before:])
