@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+from tools.transcripts import parse_file, render_file
+
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPT_DIR = ROOT / "tests" / "data" / "transcripts" / "uci"
 BASE_ARGS = ("-m", "engine", "play", "--game", "dicechess", "--seed", "1", "--hash-mb", "16",
@@ -114,25 +116,13 @@ class UciSession:
 
 def parse(text: str) -> tuple[list[str], list[Exchange]]:
     """A transcript -> (extra engine flags, [(input line, expected output lines)])."""
-    args: list[str] = []
-    exchanges: list[Exchange] = []
-    for raw in text.splitlines():
-        if raw.startswith("> ") or raw == ">":
-            exchanges.append((raw[2:], []))
-        elif not exchanges:
-            if raw.startswith("# args:"):
-                args += raw[len("# args:"):].split()
-        else:
-            exchanges[-1][1].append(raw)
-    return args, exchanges
+    args, pairs = parse_file(text)
+    return args, [(sent, output.splitlines()) for sent, output in pairs]
 
 
 def render(args: list[str], exchanges: list[Exchange]) -> str:
-    lines = [f"# args: {' '.join(args)}"] if args else []
-    for sent, output in exchanges:
-        lines.append(f"> {sent}")
-        lines.extend(output)
-    return "\n".join(lines) + "\n"
+    return render_file(args, [(sent, "".join(f"{line}\n" for line in output))
+                              for sent, output in exchanges])
 
 
 def run_transcript(args: list[str], inputs: list[str]) -> list[Exchange]:
