@@ -109,3 +109,22 @@ def test_selection_view_normalises_and_marks_proven_results() -> None:
     assert values[3] == 0.0
     stochastic = selection_view(result, 17.0, deterministic=False)
     assert {c.action: c.value for c in stochastic.children}[0] == pytest.approx(12 / 17)
+
+
+@pytest.mark.parametrize("spec", ["hex(size=5)", "einstein", "dicechess"])
+def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
+    pytest.importorskip("onnxruntime")
+    from nets.encoding import encode_batch, sample_positions
+
+    game = make_game(spec)
+    state = game.new_initial_state()
+    learner = Learner(game, "fast", reinforcement_for(state, "gain"), seed=3)
+    assert learner.backend.session is not None
+    batch = encode_batch(sample_positions(game, 16, seed=5))
+    rng = np.random.default_rng(0)
+    for _ in range(2):    # the session follows every update of the weights
+        with learner.torch.inference_mode():
+            expected = learner.cpu_net(learner.torch.from_numpy(batch)).numpy().reshape(-1)
+        got = learner.function(batch.copy())
+        assert np.allclose(got, expected, atol=1e-5)
+        learner.fit(batch, rng.uniform(-1, 1, len(batch)).astype(np.float32), rng, 8)
