@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The matches behind RESULTS.md's rows for the trained networks. Each network plays with
+# the search the engine gives it by default; "heuristic" is the same search with the C
+# heuristic (model=none) at the same time per move. OpenSpiel's MCTS bots take a number
+# of simulations, not a clock: HEX_SIMS / EWN_SIMS are set so that their mean time per
+# move (printed by tools/move_times.py from the records) matches the time per move.
+#
+#   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet
+set -euo pipefail
+out=${1:?output folder}
+hex=${2:?Hex 7x7 model}
+ewn=${3:?EinStein model}
+dc=${4:?dice chess model}
+HEX_SIMS=${HEX_SIMS:-300}
+EWN_SIMS=${EWN_SIMS:-150}
+JOBS=${JOBS:-2}
+PY=${PYTHON:-python}
+mkdir -p "$out"
+
+arena() { "$PY" -m engine arena --quiet -j "$JOBS" "$@"; }
+
+# Hex 7x7: every one-move opening with each colour (98 games), 200 ms a move
+arena "net@descent:search=ubfms,model=$hex" "heuristic@descent:search=ubfms,model=none" \
+    --game "hex(size=7)" --games 98 --openings all-1 --tc 200ms --out "$out/hex7-heuristic" \
+    | tee "$out/hex7-heuristic.txt"
+arena "net@descent:search=ubfms,model=$hex" \
+    "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 7 --simulations $HEX_SIMS" \
+    --game "hex(size=7)" --games 98 --openings all-1 --tc 200ms --out "$out/hex7-mcts" \
+    | tee "$out/hex7-mcts.txt"
+
+# EinStein: set-ups and dice shared by each pair of games, 100 ms a move
+arena "net@descent:search=expectiminimax,model=$ewn" \
+    "heuristic@descent:search=expectiminimax,model=none" \
+    --game einstein --games 200 --tc 100ms --out "$out/einstein-heuristic" \
+    | tee "$out/einstein-heuristic.txt"
+arena "net@descent:search=expectiminimax,model=$ewn" \
+    "openspiel-mcts@ewn:$PY -m tools.bots.einstein_openspiel_ewn --policy mcts --simulations $EWN_SIMS" \
+    --game einstein --games 100 --tc 100ms --out "$out/einstein-mcts" \
+    | tee "$out/einstein-mcts.txt"
+
+# Dice chess: the start position, dice shared by each pair, 100 ms a move
+arena "net@descent:search=expectiminimax,model=$dc" \
+    "heuristic@descent:search=expectiminimax,model=none" \
+    --game dicechess --games 40 --tc 100ms --out "$out/dicechess-heuristic" \
+    | tee "$out/dicechess-heuristic.txt"
+"$PY" -m tools.material_baseline --model "$dc" --tc 0.1 --games 40 \
+    | tee "$out/dicechess-material.txt"
+
+"$PY" -m tools.move_times "$out"/*/games.jsonl | tee "$out/move-times.txt"
