@@ -175,6 +175,9 @@ def validate(cfg: TrainConfig) -> None:
               "mcts keeps means, use descent/ubfm")
     if sp.stochastic not in STOCHASTIC_MODES:
         _fail(f"selfplay.stochastic must be one of {', '.join(STOCHASTIC_MODES)}")
+    if sp.stochastic == "determinization" and sp.search not in TREE_SEARCHES:
+        _fail(f"determinization needs a tree search ({', '.join(TREE_SEARCHES)}), "
+              f"not {sp.search}")
     if sp.selection not in SELECTIONS:
         _fail(f"selfplay.selection must be one of {', '.join(SELECTIONS)}")
     if sp.iterations < 1 and sp.seconds <= 0 and sp.nodes < 1:

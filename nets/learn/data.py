@@ -113,6 +113,8 @@ class ByteStore:
         return len(self.rows)
 
     def add(self, planes: Planes, values: Values, resolved: npt.NDArray[np.bool_]) -> None:
+        if len(values) == 0:
+            return
         flat = np.ascontiguousarray(planes, dtype=np.float32).reshape(len(values), -1)
         for i in range(len(values)):
             self.rows[flat[i].tobytes()] = (float(values[i]), bool(resolved[i]))

@@ -11,15 +11,15 @@ Stochastic games (``stochastic``):
 * ``expectiminimax`` (default): Descent Expectiminimax - the descent search values a
   chance node by the expectation of its outcomes (search_cy/search/bestfirst.pyx);
 * ``determinization``: the match is played on a determinized game - each chance state's
-  outcome is drawn lazily, once, the first time the match reaches it, and then fixed for
-  the rest of the match (``fixed``: chance-state hash -> outcome). The kernels and the
-  Cython searches cannot be told to treat a chance node as a fixed outcome, so the
-  *searches themselves still average over outcomes*; what determinization changes is the
-  learning data: every chance state whose outcome is fixed takes the value of its
-  realised child, and the values above it are backed up again through the stored tree
-  (nets.learn.data.walk_tree); at the end of the match the chance states the match
-  jumped through are added to the data, each labelled with the value of its realised
-  successor (the next search's root value, or the final result).
+  outcome is drawn lazily, once, the first time the match or a search reaches it, and
+  then fixed for the rest of the match and both players' searches. The draw is
+  ``bestfirst.fixed_outcome(state, match seed)``, a function of the chance state's hash
+  and the match's seed, so the searches (``SearchParams.determinize_seed``: a chance
+  node has one child, its fixed outcome, and takes that child's value) and the match
+  itself meet the same outcome with no shared table (``fixed`` records the match's own
+  draws, chance-state hash -> outcome). At the end of the match the chance states the
+  match jumped through are added to the data, each labelled with the value of its
+  realised successor (the next search's root value, or the final result).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from nets.learn.heuristics import Reinforcement
 from search_cy.games.registry import Game
 from search_cy.games.state import GameState
 from search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
+from search_cy.search.bestfirst import fixed_outcome
 from search_cy.search.evaluator import Evaluator
 from search_cy.search.selection import select_action
 from search_cy.search.stopper import Stopper
@@ -61,11 +62,18 @@ class GameRecord:
     actions: list[int] = field(default_factory=list)
 
 
-def search_params(cfg: SelfPlayConfig, reinforcement: Reinforcement, seed: int) -> SearchParams:
+def search_params(cfg: SelfPlayConfig, reinforcement: Reinforcement, seed: int,
+                  determinize: int = 0) -> SearchParams:
     return SearchParams(hash_mb=cfg.hash_mb, seed=seed, completion=cfg.completion,
                         resolution_stop=cfg.resolution_stop,
                         terminal=reinforcement.search_terminal,
-                        max_plies=reinforcement.max_plies, keep_tree=True)
+                        max_plies=reinforcement.max_plies, keep_tree=True,
+                        determinize_seed=determinize)
+
+
+def determinize_seed(seed: int) -> int:
+    """The determinized game of the match with search seed ``seed`` (never 0: off)."""
+    return ((seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)) | 1
 
 
 def move_stopper(iterations: int, seconds: float, nodes: int) -> Stopper:
@@ -106,7 +114,7 @@ class SelfPlayer:
         self.determinize = self.stochastic and cfg.stochastic == "determinization"
         tree_search = cfg.search in TREE_SEARCHES
         # the Python walk is needed when the targets are not the search's own values
-        self.walk = tree_search and (reinforcement.custom or self.determinize)
+        self.walk = tree_search and reinforcement.custom
         self.recompute = self.walk and cfg.search != "mcts"
 
     def play(self, rng: np.random.Generator, epsilon: float, seed: int) -> GameRecord:
@@ -116,7 +124,9 @@ class SelfPlayer:
         reinf = self.reinforcement
         state = self.game.new_initial_state()
         syms = symmetry_list(state, self.augment)
-        runner = make_search(cfg.search, self.evaluator, search_params(cfg, reinf, seed))
+        det_seed = determinize_seed(seed) if self.determinize else 0
+        runner = make_search(cfg.search, self.evaluator,
+                             search_params(cfg, reinf, seed, det_seed))
         impl: Any = runner.impl
         byte_store = ByteStore(self.shape)
         tree_store = StateStore(state, syms)
@@ -130,9 +140,7 @@ class SelfPlayer:
             key = state.hash
             if state.is_chance_node():
                 if self.determinize:
-                    if key not in fixed:
-                        fixed[key] = draw_outcome(state.chance_outcomes(), rng.random())
-                    outcome = fixed[key]
+                    outcome = fixed.setdefault(key, fixed_outcome(state, det_seed))
                 else:
                     outcome = draw_outcome(state.chance_outcomes(), rng.random())
                 record.chance_events.append((key, outcome))
@@ -197,11 +205,13 @@ class SelfPlayer:
                     path_store.label(key, label, False)
                 else:
                     label = value
-        parts = [path_store.arrays()]
         if self.walk or cfg.learning == "root":
-            parts.append(tree_store.arrays(exclude=set(path_store.index)))
+            parts = [path_store.arrays(), tree_store.arrays(exclude=set(path_store.index))]
+        elif self.determinize:
+            byte_store.add(*path_store.arrays())    # the path's labels win over the tree's
+            parts = [byte_store.arrays()]
         else:
-            parts.append(byte_store.arrays())
+            parts = [path_store.arrays(), byte_store.arrays()]
         record.planes = np.concatenate([p[0] for p in parts]).astype(np.float32, copy=False)
         record.values = np.concatenate([p[1] for p in parts]).astype(np.float32, copy=False)
         record.resolved = np.concatenate([p[2] for p in parts])

@@ -34,6 +34,8 @@ class SearchParams:
     star: int = 2                # expectiminimax at chance nodes: 0 plain, 1 Star1, 2 Star2
     max_depth: int = 64          # expectiminimax: deepest iteration
     exploration: float = 1.4     # mcts: UCT exploration constant C
+    determinize_seed: int = 0    # tree searches: > 0 plays a determinized game, each chance
+    #                              state's outcome fixed by a hash of (state, seed)
 
     def __post_init__(self) -> None:
         if self.hash_mb < 1:
@@ -44,6 +46,8 @@ class SearchParams:
             raise ValueError("star must be 0, 1 or 2")
         if self.max_depth < 1:
             raise ValueError("max_depth must be >= 1")
+        if not 0 <= self.determinize_seed < 1 << 64:
+            raise ValueError("determinize_seed must be in [0, 2**64)")
 
 
 @dataclass(frozen=True)

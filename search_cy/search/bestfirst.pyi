@@ -11,6 +11,8 @@ from search_cy.search.evaluator import Evaluator
 from search_cy.search.stopper import Stopper
 from search_cy.search.tree import TreeTable
 
+def fixed_outcome(state: GameState, seed: int) -> int: ...
+
 class BestFirstSearch:
     table: TreeTable
     params: Any

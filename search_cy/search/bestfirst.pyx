@@ -16,7 +16,12 @@ exactly the plain published ones (they may walk into terminal states repeatedly)
 
 At a chance node the value is the probability-weighted mean of the outcomes and an
 iteration descends into an outcome sampled by probability (among unresolved outcomes
-under completion): that is Descent Expectiminimax (Cohen-Solal and Cazenave).
+under completion): that is Descent Expectiminimax (Cohen-Solal and Cazenave). With
+``params.determinize_seed`` > 0 the search plays the determinized game of the stochastic
+paper instead: a chance state gets one child, the outcome ``fixed_outcome`` draws for it
+from a hash of (state, seed), so every search of a match and the match itself (the
+learner draws its real chance events with the same function) meet the same outcome there,
+drawn lazily the first time and fixed for the rest of the match, with no table to keep.
 
 MCTS (the papers' baseline: UCT with value leaves and no policy) shares the table, the
 expansion and the chance handling: an expansion values the new state and all its children
@@ -59,6 +64,50 @@ cdef inline double _uniform(uint64_t* rng) noexcept nogil:
     return (splitmix64(rng) >> 11) * (1.0 / 9007199254740992.0)
 
 
+cdef inline int _fixed_outcome(uint64_t key, uint64_t seed, double* probs,
+                               int n) noexcept nogil:
+    """The index of the outcome a determinized game fixes at chance state ``key``: drawn
+    by probability with the uniform number a hash of (key, seed) gives."""
+    cdef uint64_t x = key ^ seed
+    cdef double u = _uniform(&x)
+    cdef double total = 0.0
+    cdef int i
+    for i in range(n):
+        total += probs[i]
+    u *= total
+    for i in range(n - 1):
+        u -= probs[i]
+        if u < 0.0:
+            return i
+    return n - 1
+
+
+def fixed_outcome(GameState state not None, uint64_t seed) -> int:
+    """The outcome (an action) the determinized game with ``seed`` fixes at the chance
+    node ``state``: what a search with ``determinize_seed=seed`` sees there."""
+    cdef int cap = max(state.max_chance_outcomes, 1)
+    cdef int n, i
+    cdef int* outs
+    cdef double* probs
+    if seed == 0:
+        raise ValueError("a determinized game needs a seed > 0")
+    if state.c_player() != CHANCE:
+        raise ValueError("fixed_outcome: the state is not a chance node")
+    outs = <int*>malloc(cap * sizeof(int))
+    probs = <double*>malloc(cap * sizeof(double))
+    if not outs or not probs:
+        free(outs)
+        free(probs)
+        raise MemoryError()
+    try:
+        n = state.c_chance(outs, probs)
+        i = _fixed_outcome(state.c_hash(), seed, probs, n)
+        return outs[i]
+    finally:
+        free(outs)
+        free(probs)
+
+
 cdef inline int8_t _sign(double x) noexcept nogil:
     return 1 if x > 0.0 else (-1 if x < 0.0 else 0)
 
@@ -79,6 +128,7 @@ cdef class BestFirstSearch:
     cdef int terminal_kind
     cdef double max_plies
     cdef uint64_t rng
+    cdef uint64_t det_seed
     cdef object game_spec
     cdef int cap
     cdef int* acts
@@ -113,6 +163,7 @@ cdef class BestFirstSearch:
         self.keep_tree = params.keep_tree
         self.terminal_kind = TERMINAL_KINDS[params.terminal]
         self.exploration = params.exploration
+        self.det_seed = getattr(params, "determinize_seed", 0)
         self.table = None
         self.game_spec = None
 
@@ -266,6 +317,11 @@ cdef class BestFirstSearch:
         cdef uint64_t key = s.c_hash()
         if player == CHANCE:
             n = s.c_chance(self.acts, self.probs)
+            if self.det_seed and n > 1:
+                i = _fixed_outcome(key, self.det_seed, self.probs, n)
+                self.acts[0] = self.acts[i]
+                self.probs[0] = 1.0
+                n = 1
         else:
             n = s.c_legal(self.acts)
         if not self.table.c_has_room(n):

@@ -128,3 +128,47 @@ def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
         got = learner.function(batch.copy())
         assert np.allclose(got, expected, atol=1e-5)
         learner.fit(batch, rng.uniform(-1, 1, len(batch)).astype(np.float32), rng, 8)
+
+
+def test_determinized_searches_see_the_outcomes_the_match_gets() -> None:
+    from nets.learn.selfplay import determinize_seed, search_params
+    from search_cy.search.api import make_search
+    from search_cy.search.bestfirst import fixed_outcome
+    from search_cy.search.evaluator import ZeroEvaluator
+    from search_cy.search.stopper import Stopper
+
+    game = make_game("einstein")
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(fixed_outcome(state, 99))
+    seed = determinize_seed(5)
+    cfg = SelfPlayConfig(iterations=30, stochastic="determinization")
+    reinf = reinforcement_for(state, "gain")
+    runner = make_search("descent", ZeroEvaluator(), search_params(cfg, reinf, 5, seed))
+    runner.run(state, Stopper(iterations=30))
+    table = runner.impl.table
+    chance_nodes = 0
+
+    def visit(s: Any, depth: int) -> None:
+        nonlocal chance_nodes
+        node = table.node(s.hash)
+        if node is None or depth > 6:
+            return
+        actions = [kid[0] for kid in node[5]]
+        if s.is_chance_node():
+            chance_nodes += 1
+            assert actions == [fixed_outcome(s, seed)]     # one child: the fixed outcome
+        for a in actions:
+            s.apply_action(a)
+            visit(s, depth + 1)
+            s.undo()
+
+    visit(state.clone(), 0)
+    assert chance_nodes > 0
+    # the draw is a function of (state, seed): stable, spread over the outcomes
+    probe = game.new_initial_state()
+    outcomes = {fixed_outcome(probe, s) for s in range(1, 200)}
+    assert fixed_outcome(probe, 7) == fixed_outcome(probe.clone(), 7)
+    assert len(outcomes) > 1 and outcomes <= {a for a, _ in probe.chance_outcomes()}
+    with pytest.raises(ValueError):
+        fixed_outcome(state, seed)          # a decision node
