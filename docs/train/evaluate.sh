@@ -6,6 +6,7 @@
 # move (printed by tools/move_times.py from the records) matches the time per move.
 #
 #   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet
+#   ONLY="einstein dicechess" bash docs/train/evaluate.sh ...    # some games only
 set -euo pipefail
 out=${1:?output folder}
 hex=${2:?Hex 7x7 model}
@@ -17,33 +18,41 @@ JOBS=${JOBS:-2}
 PY=${PYTHON:-python}
 mkdir -p "$out"
 
+ONLY=${ONLY:-hex einstein dicechess}
 arena() { "$PY" -m engine arena --quiet -j "$JOBS" "$@"; }
+wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # Hex 7x7: every one-move opening with each colour (98 games), 200 ms a move
+if wanted hex; then
 arena "net@descent:search=ubfms,model=$hex" "heuristic@descent:search=ubfms,model=none" \
     --game "hex(size=7)" --games 98 --openings all-1 --tc 200ms --out "$out/hex7-heuristic" \
     | tee "$out/hex7-heuristic.txt"
 arena "net@descent:search=ubfms,model=$hex" \
     "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 7 --simulations $HEX_SIMS" \
-    --game "hex(size=7)" --games 98 --openings all-1 --tc 200ms --out "$out/hex7-mcts" \
+    --game "hex(size=7)" --games 40 --openings all-1 --tc 200ms --out "$out/hex7-mcts" \
     | tee "$out/hex7-mcts.txt"
+fi
 
 # EinStein: set-ups and dice shared by each pair of games, 100 ms a move
+if wanted einstein; then
 arena "net@descent:search=expectiminimax,model=$ewn" \
     "heuristic@descent:search=expectiminimax,model=none" \
-    --game einstein --games 200 --tc 100ms --out "$out/einstein-heuristic" \
+    --game einstein --games 160 --tc 100ms --out "$out/einstein-heuristic" \
     | tee "$out/einstein-heuristic.txt"
 arena "net@descent:search=expectiminimax,model=$ewn" \
     "openspiel-mcts@ewn:$PY -m tools.bots.einstein_openspiel_ewn --policy mcts --simulations $EWN_SIMS" \
-    --game einstein --games 100 --tc 100ms --out "$out/einstein-mcts" \
+    --game einstein --games 60 --tc 100ms --out "$out/einstein-mcts" \
     | tee "$out/einstein-mcts.txt"
+fi
 
 # Dice chess: the start position, dice shared by each pair, 100 ms a move
+if wanted dicechess; then
 arena "net@descent:search=expectiminimax,model=$dc" \
     "heuristic@descent:search=expectiminimax,model=none" \
     --game dicechess --games 40 --tc 100ms --out "$out/dicechess-heuristic" \
     | tee "$out/dicechess-heuristic.txt"
 "$PY" -m tools.material_baseline --model "$dc" --tc 0.1 --games 40 \
     | tee "$out/dicechess-material.txt"
+fi
 
 "$PY" -m tools.move_times "$out"/*/games.jsonl | tee "$out/move-times.txt"
