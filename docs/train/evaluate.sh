@@ -12,8 +12,8 @@ out=${1:?output folder}
 hex=${2:?Hex 7x7 model}
 ewn=${3:?EinStein model}
 dc=${4:?dice chess model}
-HEX_SIMS=${HEX_SIMS:-300}
-EWN_SIMS=${EWN_SIMS:-150}
+HEX_SIMS=${HEX_SIMS:-450}
+EWN_SIMS=${EWN_SIMS:-280}
 JOBS=${JOBS:-2}
 PY=${PYTHON:-python}
 mkdir -p "$out"
@@ -37,7 +37,7 @@ fi
 if wanted einstein; then
 arena "net@descent:search=expectiminimax,model=$ewn" \
     "heuristic@descent:search=expectiminimax,model=none" \
-    --game einstein --games 160 --tc 100ms --out "$out/einstein-heuristic" \
+    --game einstein --games 120 --tc 100ms --out "$out/einstein-heuristic" \
     | tee "$out/einstein-heuristic.txt"
 arena "net@descent:search=expectiminimax,model=$ewn" \
     "openspiel-mcts@ewn:$PY -m tools.bots.einstein_openspiel_ewn --policy mcts --simulations $EWN_SIMS" \

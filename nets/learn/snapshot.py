@@ -39,6 +39,7 @@ def export_snapshot(run_dir: str | Path, out: str | Path) -> Path:
     iterations = int(counters.get("iterations", 0))
     games = int(counters.get("games", 0))
     budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
+    warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
     note = (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
-            f"{reinforcement.name}, {iterations} iterations; snapshot of {folder.name}")
+            f"{reinforcement.name}{warm}, {iterations} iterations; snapshot of {folder.name}")
     return save_model(learner.export(games=games, seed=cfg.seed, note=note), out)

@@ -184,8 +184,10 @@ class Trainer:
     def _export(self, note: str) -> LoadedModel:
         sp = self.cfg.selfplay
         budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
+        warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
         text = (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
-                f"{self.reinforcement.name}, {self.counters.iterations} iterations; {note}")
+                f"{self.reinforcement.name}{warm}, {self.counters.iterations} iterations; "
+                f"{note}")
         return self.learner.export(games=self.counters.games, seed=self.cfg.seed, note=text)
 
     def export_final(self) -> Path:
