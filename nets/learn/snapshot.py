@@ -14,6 +14,7 @@ from nets.learn.checkpoint import load_checkpoint
 from nets.learn.config import load_config
 from nets.learn.heuristics import reinforcement_for
 from nets.learn.network import Learner
+from nets.learn.trainer import provenance_note
 from nets.modelfile import save_model
 from search_cy.games.registry import make_game
 
@@ -38,8 +39,5 @@ def export_snapshot(run_dir: str | Path, out: str | Path) -> Path:
     counters = state.get("counters", {})
     iterations = int(counters.get("iterations", 0))
     games = int(counters.get("games", 0))
-    budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
-    warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
-    note = (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
-            f"{reinforcement.name}{warm}, {iterations} iterations; snapshot of {folder.name}")
+    note = provenance_note(sp, reinforcement.name, iterations, f"snapshot of {folder.name}")
     return save_model(learner.export(games=games, seed=cfg.seed, note=note), out)

@@ -46,7 +46,7 @@ from nets.learn.checkpoint import (
     rng_state,
     save_checkpoint,
 )
-from nets.learn.config import TrainConfig, load_config, to_dict, to_toml
+from nets.learn.config import SelfPlayConfig, TrainConfig, load_config, to_dict, to_toml
 from nets.learn.data import ReplayMemory, random_terminal_data
 from nets.learn.evaluation import MatchStats, Player, RandomPlayer, SearchPlayer, paired_matches
 from nets.learn.heuristics import reinforcement_for
@@ -79,6 +79,14 @@ class Counters:
     seconds: float = 0.0            # training time (self-play, updates, evaluations)
     pretrained: bool = False
     last_eval: int = -1             # iteration of the last evaluation
+
+
+def provenance_note(sp: SelfPlayConfig, heuristic: str, iterations: int, note: str) -> str:
+    """The model file's training note: how the network was trained, and ``note``."""
+    budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
+    warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
+    return (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
+            f"{heuristic}{warm}, {iterations} iterations; {note}")
 
 
 class Trainer:
@@ -182,12 +190,8 @@ class Trainer:
         })
 
     def _export(self, note: str) -> LoadedModel:
-        sp = self.cfg.selfplay
-        budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
-        warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
-        text = (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
-                f"{self.reinforcement.name}{warm}, {self.counters.iterations} iterations; "
-                f"{note}")
+        text = provenance_note(self.cfg.selfplay, self.reinforcement.name,
+                               self.counters.iterations, note)
         return self.learner.export(games=self.counters.games, seed=self.cfg.seed, note=text)
 
     def export_final(self) -> Path:
