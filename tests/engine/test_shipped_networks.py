@@ -1,0 +1,41 @@
+"""The networks committed under nets/shipped (the engine's defaults) and nets/trained (the
+others): each loads through ONNX Runtime for the game its name says, is picked up (shipped)
+or not (trained) by default, and an engine plays a legal move with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.engine import Engine
+from engine.limits import Limits
+from engine.models import SHIPPED_DIR, TRAINED_DIR, model_file_name, shipped_model
+from engine.settings import Settings
+from nets.modelfile import load_model, read_metadata
+from search_cy.games.registry import make_game
+
+FILES = sorted([*SHIPPED_DIR.glob("*.dnet"), *TRAINED_DIR.glob("*.dnet")])
+
+
+def test_there_are_committed_networks() -> None:
+    assert FILES, "no network under nets/shipped or nets/trained"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_committed_network_loads_plays_and_names_its_game(path: Path) -> None:
+    spec = read_metadata(path)["game"]["spec"]
+    game = make_game(spec)
+    model = load_model(path, spec)
+    assert model.training.games > 0 and "descent train" in model.training.note
+    # the file is named for its game spec; only shipped files become the default
+    assert (shipped_model(game) == path) == (path.parent == SHIPPED_DIR)
+    assert path.stem == model_file_name(game)
+    engine = Engine(Settings(game=spec, model=str(path), backend="onnxruntime",
+                             hash_mb=16, seed=1))
+    assert engine.describe()["evaluator"].startswith("network:")
+    state = engine.state
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    decision = engine.think(Limits(iterations=20))
+    assert decision.move in [state.action_to_string(a) for a in state.legal_actions()]
