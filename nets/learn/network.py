@@ -6,9 +6,10 @@ and self-play values positions through nets.evaluator's ``NetworkFunction`` and
 backend is ``LiveBackend``: a thin adapter (implementing nets.backends.Backend) over the
 live CPU module, so no model file is written. Where ONNX Runtime is installed, self-play
 reads the network through an ORT session rebuilt from the weights after every update
-(``refresh``): on the few-position batches of a node expansion it is 5-7 times faster than
-the torch module (Hex 7x7, fast preset: 0.1 ms against 0.7 ms a call), which makes
-self-play several times cheaper; the session is a pure function of the weights, so a
+(``refresh``): on the few-position batches of a node expansion it is about 2.7 times faster
+than the torch module (Hex 7x7, fast preset, one self-play game under cProfile on a loaded
+machine: 0.41 ms against 1.1 ms a call; the game's self-play 26 s against 66 s), which makes
+self-play 2.5 times cheaper; the session is a pure function of the weights, so a
 resumed run continues identically. Without ORT, the live torch module answers.
 Training runs on ``update.device`` (a CUDA device when asked for or, with ``auto``,
 present); the CPU copy that self-play reads is refreshed after every update.
