@@ -37,5 +37,5 @@ def test_a_committed_network_loads_plays_and_names_its_game(path: Path) -> None:
     state = engine.state
     while state.is_chance_node():
         state.apply_action(state.chance_outcomes()[0][0])
-    decision = engine.think(Limits(iterations=20))
+    decision = engine.think(Limits(nodes=2000))
     assert decision.move in [state.action_to_string(a) for a in state.legal_actions()]
