@@ -501,6 +501,21 @@ cdef class Expectiminimax:
         self.s.c_undo()
         return v
 
+    cdef inline double _chance_cut(self, uint64_t key, double lim, int depth, int bound,
+                                   bint allres, bint* res) noexcept nogil:
+        """A Star1/Star2 cutoff at a chance node: ``lim`` is a proven bound on its value
+        (TT_LOWER: it fails high, TT_UPPER: it fails low). The bound is weakened by a
+        quarter eps, so that the rounding of the probability-weighted sums cannot make
+        it claim more than was proven."""
+        if bound == TT_LOWER:
+            lim -= 0.25 * self.eps
+        else:
+            lim += 0.25 * self.eps
+        if self.use_tt:
+            self.tt.c_store(key, lim, depth, bound, -1, allres)
+        res[0] = allres
+        return lim
+
     cdef double _chance_star(self, int depth, double alpha, double beta, int level,
                              bint* res) noexcept nogil:
         """Star1 (and Star2 probing when star == 2) at a chance node."""
@@ -580,18 +595,10 @@ cdef class Expectiminimax:
                 done_ub += pi * ub[i]
                 lim = done_lb + sufp[i + 1] * L
                 if lim >= beta + 0.5 * eps:
-                    lim -= 0.25 * eps
-                    if self.use_tt:
-                        self.tt.c_store(key, lim, depth, TT_LOWER, -1, allres)
-                    res[0] = allres
-                    return lim
+                    return self._chance_cut(key, lim, depth, TT_LOWER, allres, res)
                 lim = done_ub + sufp[i + 1] * U
                 if lim <= alpha - 0.5 * eps:
-                    lim += 0.25 * eps
-                    if self.use_tt:
-                        self.tt.c_store(key, lim, depth, TT_UPPER, -1, allres)
-                    res[0] = allres
-                    return lim
+                    return self._chance_cut(key, lim, depth, TT_UPPER, allres, res)
 
         suf_lb[n] = 0.0
         suf_ub[n] = 0.0
@@ -622,23 +629,15 @@ cdef class Expectiminimax:
                         lim = total + pi * v + suf_ub[i + 1]
                         if lim <= alpha - 0.5 * eps:
                             self.s.c_undo()
-                            lim += 0.25 * eps
-                            allres = allres and r
-                            if self.use_tt:
-                                self.tt.c_store(key, lim, depth, TT_UPPER, -1, allres)
-                            res[0] = allres
-                            return lim
+                            return self._chance_cut(key, lim, depth, TT_UPPER,
+                                                    allres and r, res)
                         ca = -INFINITY          # rounding: search the outcome again
                     elif v >= cb:
                         lim = total + pi * v + suf_lb[i + 1]
                         if lim >= beta + 0.5 * eps:
                             self.s.c_undo()
-                            lim -= 0.25 * eps
-                            allres = allres and r
-                            if self.use_tt:
-                                self.tt.c_store(key, lim, depth, TT_LOWER, -1, allres)
-                            res[0] = allres
-                            return lim
+                            return self._chance_cut(key, lim, depth, TT_LOWER,
+                                                    allres and r, res)
                         cb = INFINITY
                     else:
                         break
