@@ -51,6 +51,11 @@ cdef enum:
     POLL_EVERY = 256           # nodes between two stopper polls
     TT_MOVE_SCORE = 0x7FFFFFFF
     DBL_BLOCKS = 7             # double arrays per recursion level (cap + 1 each)
+    # what _chance_batch does with an outcome
+    B_VALUED = 0               # terminal, or an exact table entry
+    B_PLAYER0 = 1              # player 0 to move: its moves join the batch
+    B_PLAYER1 = 2              # player 1 to move: its moves join the batch
+    B_SEARCH = 3               # anything else: the general search after the flush
 
 cdef uint64_t PLY_MUL = <uint64_t>0x9E3779B97F4A7C15
 
@@ -88,7 +93,7 @@ cdef class Expectiminimax:
     cdef readonly TranspositionTable tt
     cdef readonly bint use_tt
     cdef readonly bint exact_depth
-    cdef int star, kind, levels, cap
+    cdef int star, kind, levels, cap, batch_cap
     cdef double max_plies, L, U, eps
     cdef bint ply_in_key
 
@@ -105,6 +110,14 @@ cdef class Expectiminimax:
     cdef int* scores
     cdef double* dbl
     cdef unsigned int* history
+    # the chance-batch scratch: every grandchild of one chance node (outcomes x moves)
+    cdef int* b_acts
+    cdef double* b_vals
+    cdef double* b_flushed
+    cdef char* b_term
+    cdef int* b_count
+    cdef char* b_kind
+    cdef uint64_t* b_key
 
     # root of the current run
     cdef int root_n, root_player, root_done, root_best
@@ -156,6 +169,20 @@ cdef class Expectiminimax:
         free(self.it_vals)
         free(self.it_res)
         free(self.it_visits)
+        free(self.b_acts)
+        free(self.b_vals)
+        free(self.b_flushed)
+        free(self.b_term)
+        free(self.b_count)
+        free(self.b_kind)
+        free(self.b_key)
+        self.b_acts = NULL
+        self.b_vals = NULL
+        self.b_flushed = NULL
+        self.b_term = NULL
+        self.b_count = NULL
+        self.b_kind = NULL
+        self.b_key = NULL
         self.acts = NULL
         self.scores = NULL
         self.dbl = NULL
@@ -165,10 +192,19 @@ cdef class Expectiminimax:
         self.it_res = NULL
         self.it_visits = NULL
         self.cap = 0
+        self.batch_cap = 0
 
-    cdef int _ensure_buffers(self, int cap) except -1:
-        if cap <= self.cap:
+    cdef int _ensure_buffers(self, int cap, int batch_cap) except -1:
+        """``cap``: actions or outcomes of one node; ``batch_cap``: grandchildren of one
+        chance node (outcomes x actions)."""
+        if batch_cap < 1:
+            batch_cap = 1
+        if cap <= self.cap and batch_cap <= self.batch_cap:
             return 0
+        if batch_cap < self.batch_cap:
+            batch_cap = self.batch_cap
+        if cap < self.cap:
+            cap = self.cap
         self._free_buffers()
         self.acts = <int*>malloc(<size_t>self.levels * cap * sizeof(int))
         self.scores = <int*>malloc(<size_t>self.levels * cap * sizeof(int))
@@ -178,12 +214,22 @@ cdef class Expectiminimax:
         self.it_vals = <double*>malloc(cap * sizeof(double))
         self.it_res = <char*>malloc(cap * sizeof(char))
         self.it_visits = <long long*>malloc(cap * sizeof(long long))
+        self.b_acts = <int*>malloc(<size_t>batch_cap * sizeof(int))
+        self.b_vals = <double*>malloc(<size_t>batch_cap * sizeof(double))
+        self.b_flushed = <double*>malloc(<size_t>batch_cap * sizeof(double))
+        self.b_term = <char*>malloc(<size_t>batch_cap * sizeof(char))
+        self.b_count = <int*>malloc(cap * sizeof(int))
+        self.b_kind = <char*>malloc(cap * sizeof(char))
+        self.b_key = <uint64_t*>malloc(cap * sizeof(uint64_t))
         if (self.acts == NULL or self.scores == NULL or self.dbl == NULL
                 or self.root_acts == NULL or self.root_probs == NULL or self.it_vals == NULL
-                or self.it_res == NULL or self.it_visits == NULL):
+                or self.it_res == NULL or self.it_visits == NULL or self.b_acts == NULL
+                or self.b_vals == NULL or self.b_flushed == NULL or self.b_term == NULL
+                or self.b_count == NULL or self.b_kind == NULL or self.b_key == NULL):
             self._free_buffers()
             raise MemoryError("expectiminimax buffers")
         self.cap = cap
+        self.batch_cap = batch_cap
         return 0
 
     def clear(self) -> None:
@@ -304,6 +350,8 @@ cdef class Expectiminimax:
             return self._leaf()
         p = self.s.c_player()
         if p == CHANCE:
+            if depth == 1 and not self.heuristic_path and level + 1 < self.levels:
+                return self._chance_batch(alpha, beta, level, res)
             if self.star == 0:
                 return self._chance_plain(depth, level, res)
             return self._chance_star(depth, alpha, beta, level, res)
@@ -444,6 +492,135 @@ cdef class Expectiminimax:
             self.tt.c_store(key, best, 1, bound, best_move, allres)
         res[0] = allres
         return best
+
+    cdef double _chance_batch(self, double alpha, double beta, int level,
+                              bint* res) noexcept nogil:
+        """A chance node with one player ply left, under a batch evaluator: the moves of
+        every outcome are valued in one flush. A network then sees one batch of about
+        outcomes x moves positions instead of one call per outcome and one per Star2
+        probe; its per-call cost, not its per-position cost, dominates at these sizes.
+        The value is the exact expectation (every window accepts it): nothing is pruned
+        at this level, and the sums run in star=0's order, so every star mode returns
+        the same bits."""
+        cdef int* outs = self.acts + <size_t>level * self.cap
+        cdef int* scores = self.scores + <size_t>(level + 1) * self.cap
+        cdef double* probs = self.dbl + <size_t>level * DBL_BLOCKS * (self.cap + 1)
+        cdef double* ovals = probs + (self.cap + 1)
+        cdef char* ores = <char*>(probs + 2 * (self.cap + 1))
+        cdef uint64_t key = 0, okey
+        cdef TTEntry* e
+        cdef int n = 0, i, j, k = 0, q, m, off, tt_move, best_move, pending = 0, applied = 0
+        cdef double v, best, total = 0.0
+        cdef bint r = False, allres, bestres
+        if self.use_tt:
+            key = self._key()
+            e = self.tt.c_lookup(key)
+            if e != NULL and self._tt_cut(e, 1, alpha, beta, &v, res):
+                return v
+        with gil:
+            try:
+                n = self.s.c_chance(outs, probs)
+                off = 0
+                for i in range(n):
+                    self.s.c_apply(outs[i])
+                    applied = 1
+                    self.nodes += 1
+                    self.b_count[i] = 0
+                    if self.s.c_terminal():
+                        self.b_kind[i] = B_VALUED
+                        ovals[i] = terminal_value(self.s, self.kind, self.max_plies)
+                        ores[i] = 1
+                    else:
+                        q = self.s.c_player()
+                        m = self.s.c_legal(self.b_acts + off) if q == 0 or q == 1 else 0
+                        self.b_kind[i] = B_SEARCH
+                        if m > 0:
+                            okey = self._key() if self.use_tt else 0
+                            tt_move = -1
+                            e = self.tt.c_lookup(okey) if self.use_tt else NULL
+                            if e != NULL:
+                                tt_move = e.move
+                            if e != NULL and self._tt_cut(e, 1, -INFINITY, INFINITY, &v, &r):
+                                self.b_kind[i] = B_VALUED
+                                ovals[i] = v
+                                ores[i] = r
+                            else:
+                                self.b_kind[i] = B_PLAYER0 if q == 0 else B_PLAYER1
+                                self.b_key[i] = okey
+                                self.b_count[i] = m
+                                self._order(q, self.b_acts + off, scores, m, tt_move)
+                                for j in range(off, off + m):
+                                    self.s.c_apply(self.b_acts[j])
+                                    applied = 2
+                                    self.nodes += 1
+                                    if self.s.c_terminal():
+                                        self.b_term[j] = 1
+                                        self.b_vals[j] = terminal_value(self.s, self.kind,
+                                                                        self.max_plies)
+                                    else:
+                                        self.b_term[j] = 0
+                                        self.evaluator.c_add(self.s)
+                                        pending += 1
+                                    self.s.c_undo()
+                                    applied = 1
+                                off += m
+                    self.s.c_undo()
+                    applied = 0
+                if pending:
+                    self.evaluator.c_flush(self.b_flushed)
+                    self.evals += pending
+            except BaseException as exc:
+                while applied > 0:
+                    self.s.c_undo()
+                    applied -= 1
+                self.error = exc
+                self.aborted = True
+                return 0.0
+            if self.nodes >= self.next_poll:
+                self._poll()
+        if self.aborted:
+            return 0.0
+        off = 0
+        allres = True
+        for i in range(n):
+            if self.b_kind[i] == B_PLAYER0 or self.b_kind[i] == B_PLAYER1:
+                q = 0 if self.b_kind[i] == B_PLAYER0 else 1
+                best = -INFINITY if q == 0 else INFINITY
+                best_move = self.b_acts[off]
+                bestres = False
+                r = True
+                for j in range(off, off + self.b_count[i]):
+                    if self.b_term[j]:
+                        v = self.b_vals[j]
+                    else:
+                        v = self._clamp(self.b_flushed[k])
+                        k += 1
+                        r = False
+                    if (q == 0 and v > best) or (q != 0 and v < best):
+                        best = v
+                        bestres = self.b_term[j]
+                        best_move = self.b_acts[j]
+                r = r or (bestres and self._extreme(q, best))
+                if self.use_tt:
+                    self.tt.c_store(self.b_key[i], best, 1, TT_EXACT, best_move, r)
+                off += self.b_count[i]
+                ovals[i] = best
+                ores[i] = r
+            elif self.b_kind[i] == B_SEARCH:
+                # a pass, a player without moves or a second chance event: the general
+                # search (rare)
+                self.s.c_apply(outs[i])
+                ovals[i] = self._search(1, -INFINITY, INFINITY, level + 1, &r)
+                ores[i] = r
+                self.s.c_undo()
+                if self.aborted:
+                    return 0.0
+            total += probs[i] * ovals[i]
+            allres = allres and ores[i]
+        if self.use_tt:
+            self.tt.c_store(key, total, 1, TT_EXACT, -1, allres)
+        res[0] = allres
+        return total
 
     cdef double _chance_plain(self, int depth, int level, bint* res) noexcept nogil:
         """star=0: every outcome searched with the full window."""
@@ -751,7 +928,7 @@ cdef class Expectiminimax:
         params = self.params
         cap = state.max_actions if state.max_actions > state.max_chance_outcomes \
             else state.max_chance_outcomes
-        self._ensure_buffers(cap)
+        self._ensure_buffers(cap, state.max_chance_outcomes * state.max_actions)
         self.s = state
         self.stopper = stopper
         self.nodes = 0

@@ -247,6 +247,109 @@ def test_star_pruning_keeps_the_plain_value(
     assert ratio2 <= 1.0
 
 
+def depth_limited(state: GameState, depth: int, value_of: Callable[[GameState], float]) -> float:
+    """Full-width expectimax to ``depth`` player plies (chance nodes take no ply; a
+    leaf is whatever state the last ply reached, a roll included), valued by
+    ``value_of``: the reference of the network-evaluator paths."""
+    if state.is_terminal():
+        return state.terminal_value()
+    if depth == 0:
+        return value_of(state)
+    if state.is_chance_node():
+        total = 0.0
+        for outcome, prob in state.chance_outcomes():
+            state.apply_action(outcome)
+            total += prob * depth_limited(state, depth, value_of)
+            state.undo()
+        return total
+    values = []
+    for action in state.legal_actions():
+        state.apply_action(action)
+        values.append(depth_limited(state, depth - 1, value_of))
+        state.undo()
+    return max(values) if state.current_player() == 0 else min(values)
+
+
+@pytest.mark.parametrize("spec, count, lo, hi, depths", [
+    ("einstein", 6, 2, 14, (1, 2, 3)),
+    ("einstein(merge_dice=true)", 3, 2, 14, (2, 3)),
+    ("dicechess", 3, 4, 30, (1, 2)),
+])
+def test_network_values_match_a_python_expectimax(
+        spec: str, count: int, lo: int, hi: int, depths: tuple[int, ...]) -> None:
+    """With a batch evaluator (whose frontier chance nodes value every outcome's moves in
+    one flush) each depth's root value is the full-width expectimax value, every star
+    mode, with and without the table."""
+    for k, state in enumerate(positions(spec, count, lo, hi)):
+        evaluator = tanh_evaluator(state, seed=k)
+        weights = np.random.default_rng(k).normal(
+            0.0, 0.3, size=state.encoding_shape).astype(np.float32)
+
+        def value_of(s: GameState) -> float:
+            planes = s.encode().astype(np.float64)
+            return float(np.tanh((planes * weights).sum()))
+
+        for depth in depths:
+            expected = depth_limited(state, depth, value_of)
+            for star in (0, 1, 2):
+                for use_tt in (True, False):
+                    result = search(state, evaluator, use_tt=use_tt, exact_depth=True,
+                                    star=star, max_depth=depth)
+                    assert result["value"] == pytest.approx(expected, abs=1e-9), (
+                        state.to_text(), depth, star, use_tt)
+
+
+def test_a_frontier_chance_node_is_one_network_call() -> None:
+    """Depth 2 from an EinStein move node: every root move leads to a roll whose
+    outcomes' moves are valued in one call (iteration 1 values the root's children one
+    by one); the positions are every outcome's moves."""
+    state = make_game("einstein").state_from_text("A4/5/5/5/4a r d3")
+    sizes: list[int] = []
+
+    def fn(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        sizes.append(len(batch))
+        return np.zeros(len(batch))
+
+    search(state, BatchEvaluator(fn, state), use_tt=False, star=2, max_depth=2)
+    roots = state.legal_actions()
+    assert sizes[:len(roots)] == [1] * len(roots)
+    second = sizes[len(roots):]
+    assert len(second) == len(roots)
+    expected = []
+    for action in roots:
+        state.apply_action(action)
+        grandchildren = 0
+        for outcome, _ in state.chance_outcomes():
+            state.apply_action(outcome)
+            for move in state.legal_actions():
+                state.apply_action(move)
+                grandchildren += 0 if state.is_terminal() else 1
+                state.undo()
+            state.undo()
+        state.undo()
+        expected.append(grandchildren)
+    assert second == expected
+
+
+def test_an_error_inside_a_chance_batch_restores_the_state() -> None:
+    state = make_game("einstein").state_from_text("A4/5/5/5/4a r d3")
+    calls = 0
+
+    def fn(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        nonlocal calls
+        calls += 1
+        if len(batch) > 1:                  # the first frontier chance batch
+            raise RuntimeError("network down")
+        return np.zeros(len(batch))
+
+    engine = Expectiminimax(BatchEvaluator(fn, state), SearchParams(max_depth=3))
+    before = state.snapshot()
+    with pytest.raises(RuntimeError, match="network down"):
+        engine.run(state, Stopper())
+    assert state.snapshot() == before
+    assert calls > len(state.legal_actions())
+
+
 def test_star2_prunes_with_the_heuristic_leaf() -> None:
     """With a C heuristic (the fast path) the three variants agree as well."""
     heuristics = pytest.importorskip("search_cy.eval.heuristics")
