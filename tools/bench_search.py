@@ -10,7 +10,9 @@ Two further measurements:
   positions and depth (when open-spiel is installed);
 - the share of a best-first search's time spent outside the evaluator when the evaluator
   is a network-sized batch call (a NumPy stand-in costing about what a small CPU value
-  network costs per batch), which says whether search or evaluation is the bottleneck.
+  network costs per batch), which says whether search or evaluation is the bottleneck;
+- for the dice games, how expectiminimax batches such an evaluator (calls, positions a
+  call), since a network's per-call cost dominates at small batches.
 """
 
 from __future__ import annotations
@@ -142,6 +144,38 @@ def evaluator_share(seconds: float = 2.0, width: int = 4096) -> dict[str, float]
             "iterations": result.iterations}
 
 
+# expectiminimax depths for the batch measurement (about a second each)
+BATCH_DEPTH = {"einstein": 4, "dicechess": 3}
+
+
+def emm_batches(game: str, width: int = 256) -> dict[str, float] | None:
+    """Dice-game expectiminimax with a network-sized batch evaluator on the bench
+    positions at a fixed depth: network calls, positions per call and time. A frontier
+    chance node values all its outcomes' moves in one call, so the calls are few and
+    large, which is what a network's per-call cost wants."""
+    if game not in BATCH_DEPTH or importlib.util.find_spec(
+            "search_cy.search.expectimax") is None:
+        return None
+    inner = _network_stand_in(width)
+    sizes: list[int] = []
+
+    def counted(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        sizes.append(len(batch))
+        out: npt.NDArray[np.float32] = inner(batch)
+        return out
+
+    depth = BATCH_DEPTH[game]
+    total = 0.0
+    for state in positions(game):
+        search = make_search("expectiminimax", BatchEvaluator(counted, state),
+                             SearchParams(hash_mb=32, max_depth=depth))
+        total += search.run(state, Stopper(iterations=depth)).time
+    calls = len(sizes)
+    return {"depth": depth, "calls": calls, "positions": sum(sizes),
+            "positions_per_call": sum(sizes) / calls if calls else 0.0,
+            "largest_call": max(sizes, default=0), "seconds": total}
+
+
 def openspiel_comparison(seconds: float) -> list[dict[str, Any]] | None:
     try:
         from search_cy.search.bench_emm import bench_expectiminimax
@@ -163,10 +197,12 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
     signature = sum(r.nodes for r in rows)
     share = evaluator_share(seconds * 2) if game in (None, "hex") else None
     emm = openspiel_comparison(seconds) if game in (None, "einstein") else None
+    batches = {name: b for name in names if (b := emm_batches(name)) is not None}
     if as_json:
         print(json.dumps({"suite": "search", "signature": signature,
                           "rows": [{**asdict(r), "nps": r.nps} for r in rows],
-                          "evaluator_share": share, "einstein_vs_openspiel": emm}))
+                          "evaluator_share": share, "einstein_vs_openspiel": emm,
+                          "expectiminimax_batches": batches}))
         return 0
     print(f"{'game':<10} {'search':<15} {'positions':>9} {'nodes':>12} {'seconds':>8} "
           f"{'nodes/s':>12}")
@@ -178,6 +214,10 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
               f"{share['outside_share']:.1%} of the time outside the evaluator "
               f"({share['positions_per_second']:,.0f} positions/s, "
               f"{share['iterations']:,.0f} iterations in {share['seconds']:.2f} s)")
+    for name, b in batches.items():
+        print(f"\n{name} expectiminimax depth {b['depth']} with a network-sized batch "
+              f"evaluator: {b['calls']:,} calls, {b['positions_per_call']:.1f} positions a "
+              f"call (largest {b['largest_call']}), {b['seconds']:.2f} s")
     if emm:
         print("\neinstein expectiminimax vs OpenSpiel (same positions and depth):")
         for row in emm:

@@ -33,3 +33,14 @@ def test_cli_prints_one_json_object_with_a_signature() -> None:
     assert report["suite"] == "search"
     assert report["signature"] == sum(row["nodes"] for row in report["rows"])
     assert {row["search"] for row in report["rows"]} >= {"ubfm", "ubfms", "descent", "mcts"}
+    batches = report["expectiminimax_batches"]["dicechess"]
+    assert batches["positions"] >= batches["calls"] > 0
+    assert batches["largest_call"] >= batches["positions_per_call"] >= 1
+
+
+def test_expectiminimax_batches_are_deterministic() -> None:
+    first = bench_search.emm_batches("einstein")
+    second = bench_search.emm_batches("einstein")
+    assert first is not None and second is not None
+    assert (first["calls"], first["positions"]) == (second["calls"], second["positions"])
+    assert bench_search.emm_batches("hex") is None
