@@ -10,8 +10,9 @@ import pytest
 
 
 def descent(*args: str) -> subprocess.CompletedProcess[str]:
+    # the timeout guards against a hang; it is no speed test (a loaded machine is slow)
     return subprocess.run([sys.executable, "-m", "engine", *args],
-                          capture_output=True, text=True, timeout=600)  # a hang guard, not a speed test
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_version() -> None:

@@ -285,7 +285,7 @@ def test_network_values_match_a_python_expectimax(
         weights = np.random.default_rng(k).normal(
             0.0, 0.3, size=state.encoding_shape).astype(np.float32)
 
-        def value_of(s: GameState) -> float:
+        def value_of(s: GameState, weights: npt.NDArray[np.float32] = weights) -> float:
             planes = s.encode().astype(np.float64)
             return float(np.tanh((planes * weights).sum()))
 
