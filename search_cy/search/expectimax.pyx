@@ -912,9 +912,12 @@ cdef class Expectiminimax:
         """Iterative deepening from depth 1 to params.max_depth until ``stopper`` fires.
 
         Blocks (without the GIL between stopper polls); ``stopper.stop()`` from another
-        thread ends it at the next poll. An interrupted depth is discarded: the result is
-        the last completed depth's (if depth 1 did not complete: the best action among
-        those it searched, else the first in move order). The state is restored.
+        thread ends it at the next poll. The result is the last completed depth's, unless
+        the interrupted depth found a move better than that depth's best (searched first
+        there): then it is that move, with its value and the searched moves as children
+        (if depth 1 did not complete: the best action among those it searched, else the
+        first in move order). ``depth`` stays the last completed depth. The state is
+        restored.
         """
         cdef int cap, k, d, n, i, p
         cdef int reason = STOP_DEPTH
@@ -983,7 +986,11 @@ cdef class Expectiminimax:
                 acts = [self.root_acts[k] for k in range(n)]
                 vals = [self.it_vals[k] for k in range(self.root_done)]
                 if self.aborted:
-                    if last is None and self.root_done:
+                    # the searched part of an interrupted depth counts once it holds the
+                    # previous best move (searched first): a move that beat it there is
+                    # better at the deeper depth (Stockfish's rule)
+                    if self.root_done and (last is None or (
+                            p != CHANCE and self.root_best > 0)):
                         last = self._commit(d - 1, acts, vals, partial=True)
                     break
                 last = self._commit(d, acts, vals, partial=False)

@@ -413,15 +413,33 @@ def test_same_node_budget_same_result() -> None:
     assert a["iterations"] == a["depth"]
 
 
-def test_an_interrupted_depth_is_discarded() -> None:
-    state = positions("einstein", 1, 4, 12)[0]
-    full = {d: search(state, ZeroEvaluator(), max_depth=d) for d in (3, 4)}
-    budget = (full[3]["nodes"] + full[4]["nodes"]) // 2    # inside depth 4
-    result = search(state, ZeroEvaluator(), Stopper(nodes=budget), max_depth=20)
-    assert result["depth"] == result["iterations"] == 3
-    assert result["value"] == full[3]["value"]
-    assert result["action"] == full[3]["action"]
-    assert result["nodes"] == budget
+def test_an_interrupted_depth_counts_only_where_it_found_a_better_move() -> None:
+    """Node budgets inside depth 4: the result is depth 3's, unless depth 4's searched
+    part holds a move better than its first (depth 3's best); then it is that move, the
+    searched moves being a prefix of the full depth 4's children with the same values."""
+    kept = switched = 0
+    for k, state in enumerate(positions("einstein", 20, 4, 12)):
+        evaluator = tanh_evaluator(state, seed=k)
+        full = {d: search(state, evaluator, max_depth=d) for d in (3, 4)}
+        if full[3]["resolved"]:
+            continue                        # solved before depth 4: nothing to interrupt
+        for part in range(1, 16):
+            budget = full[3]["nodes"] + (full[4]["nodes"] - full[3]["nodes"]) * part // 16
+            result = search(state, evaluator, Stopper(nodes=budget), max_depth=20)
+            assert result["depth"] == result["iterations"] == 3
+            assert result["nodes"] >= budget          # a batch finishes before the poll
+            if result["action"] == full[3]["action"]:
+                assert result["value"] == full[3]["value"]
+                kept += 1
+                continue
+            switched += 1
+            searched = result["children"]
+            assert searched == full[4]["children"][:len(searched)]
+            assert searched[0][0] == full[3]["action"]
+            sign = 1 if state.current_player() == 0 else -1
+            best = max(searched, key=lambda child: sign * child[1])
+            assert (result["action"], result["value"]) == (best[0], best[1])
+    assert kept and switched, (kept, switched)
 
 
 def test_a_tiny_budget_still_returns_a_legal_action() -> None:
