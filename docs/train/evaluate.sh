@@ -5,20 +5,22 @@
 # of simulations, not a clock: HEX_SIMS / EWN_SIMS are set so that their mean time per
 # move (printed by tools/move_times.py from the records) matches the time per move.
 #
-#   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet
+#   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet [HEX11.dnet]
 #   ONLY="einstein dicechess" bash docs/train/evaluate.sh ...    # some games only
 set -euo pipefail
 out=${1:?output folder}
 hex=${2:?Hex 7x7 model}
 ewn=${3:?EinStein model}
 dc=${4:?dice chess model}
+hex11=${5:-}
 HEX_SIMS=${HEX_SIMS:-450}
+HEX11_SIMS=${HEX11_SIMS:-120}
 EWN_SIMS=${EWN_SIMS:-280}
 JOBS=${JOBS:-2}
 PY=${PYTHON:-python}
 mkdir -p "$out"
 
-ONLY=${ONLY:-hex einstein dicechess}
+ONLY=${ONLY:-hex einstein dicechess${hex11:+ hex11}}
 arena() { "$PY" -m engine arena --quiet -j "$JOBS" "$@"; }
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 
@@ -31,6 +33,18 @@ arena "net@descent:search=ubfms,model=$hex" \
     "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 7 --simulations $HEX_SIMS" \
     --game "hex(size=7)" --games 40 --openings all-1 --tc 200ms --out "$out/hex7-mcts" \
     | tee "$out/hex7-mcts.txt"
+fi
+
+# Hex 11x11: 40 one-move openings (of 121) with each colour, 200 ms a move
+if wanted hex11; then
+arena "net@descent:search=ubfms,model=${hex11:?Hex 11x11 model}" \
+    "heuristic@descent:search=ubfms,model=none" \
+    --game "hex(size=11)" --games 80 --openings all-1 --tc 200ms --out "$out/hex11-heuristic" \
+    | tee "$out/hex11-heuristic.txt"
+arena "net@descent:search=ubfms,model=$hex11" \
+    "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 11 --simulations $HEX11_SIMS" \
+    --game "hex(size=11)" --games 40 --openings all-1 --tc 200ms --out "$out/hex11-mcts" \
+    | tee "$out/hex11-mcts.txt"
 fi
 
 # EinStein: set-ups and dice shared by each pair of games, 100 ms a move
