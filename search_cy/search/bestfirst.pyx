@@ -555,6 +555,7 @@ cdef class BestFirstSearch:
         cdef int best
         if state.c_terminal():
             raise ValueError("cannot search a terminal state")
+        self.ev.c_discard()
         self._prepare(state)
         self.nodes = 0
         self.iterations = 0

@@ -129,6 +129,11 @@ cdef class CachedEvaluator(Evaluator):
         self.n_pending += 1
         return 0
 
+    cdef void c_discard(self) noexcept:
+        self.n_pending = 0
+        self.n_miss = 0
+        self.inner.c_discard()
+
     cdef void _store(self, uint64_t key, double value) noexcept:
         cdef Entry* ways
         if key == 0:

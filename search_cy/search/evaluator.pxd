@@ -21,6 +21,7 @@ cdef class Evaluator:
     cdef int c_reserve(self, int n) except -1
     cdef int c_add(self, GameState s) except -1
     cdef int c_flush(self, double* out) except -1
+    cdef void c_discard(self) noexcept
     cdef double c_eval(self, GameState s) except? -1e300
 
 

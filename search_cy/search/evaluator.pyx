@@ -40,6 +40,12 @@ cdef class Evaluator:
     cdef int c_flush(self, double* out) except -1:
         raise NotImplementedError(f"{type(self).__name__} does not implement c_flush")
 
+    cdef void c_discard(self) noexcept:
+        """Drops the queued states: a search whose batch was cut short by an error
+        starts its next run with an empty queue (a stale queue would flush more values
+        than the caller's buffer holds)."""
+        self.n_pending = 0
+
     cdef double c_eval(self, GameState s) except? -1e300:
         cdef double v
         self.c_add(s)
@@ -55,7 +61,12 @@ cdef class Evaluator:
         for s in states:
             if s.c_terminal():
                 raise ValueError("evaluators value non-terminal states only")
-            self.c_add(s)
+        try:
+            for s in states:
+                self.c_add(s)
+        except BaseException:
+            self.c_discard()
+            raise
         if len(states):
             self.c_flush(&o[0])
         return out

@@ -507,6 +507,7 @@ cdef class Expectiminimax:
         cdef double* probs = self.dbl + <size_t>level * DBL_BLOCKS * (self.cap + 1)
         cdef double* ovals = probs + (self.cap + 1)
         cdef char* ores = <char*>(probs + 2 * (self.cap + 1))
+        cdef char* kinds = <char*>(probs + 3 * (self.cap + 1))   # this level's copy of b_kind
         cdef uint64_t key = 0, okey
         cdef TTEntry* e
         cdef int n = 0, i, j, k = 0, q, m, off, tt_move, best_move, pending = 0, applied = 0
@@ -580,11 +581,13 @@ cdef class Expectiminimax:
                 self._poll()
         if self.aborted:
             return 0.0
+        # the batched outcomes first: a general search below may run another chance
+        # batch (EinStein's two random set-ups, then a roll), which reuses the b_ buffers
         off = 0
-        allres = True
         for i in range(n):
-            if self.b_kind[i] == B_PLAYER0 or self.b_kind[i] == B_PLAYER1:
-                q = 0 if self.b_kind[i] == B_PLAYER0 else 1
+            kinds[i] = self.b_kind[i]
+            if kinds[i] == B_PLAYER0 or kinds[i] == B_PLAYER1:
+                q = 0 if kinds[i] == B_PLAYER0 else 1
                 best = -INFINITY if q == 0 else INFINITY
                 best_move = self.b_acts[off]
                 bestres = False
@@ -606,7 +609,9 @@ cdef class Expectiminimax:
                 off += self.b_count[i]
                 ovals[i] = best
                 ores[i] = r
-            elif self.b_kind[i] == B_SEARCH:
+        allres = True
+        for i in range(n):
+            if kinds[i] == B_SEARCH:
                 # a pass, a player without moves or a second chance event: the general
                 # search (rare)
                 self.s.c_apply(outs[i])
@@ -928,6 +933,7 @@ cdef class Expectiminimax:
         cdef int tt_move = -1
         if state.c_terminal():
             raise ValueError("cannot search a terminal state")
+        self.evaluator.c_discard()
         params = self.params
         cap = state.max_actions if state.max_actions > state.max_chance_outcomes \
             else state.max_chance_outcomes

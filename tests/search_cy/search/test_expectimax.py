@@ -543,3 +543,47 @@ def test_bench_runs() -> None:
         assert row["agree"]
         assert row["nodes"] > 0 and row["os_nodes"] > 0
         assert row["nps"] > 0 and row["os_nps"] > 0
+
+
+def test_a_chance_batch_below_a_chance_batch() -> None:
+    """EinStein's random set-ups are three chance events in a row (Red's set-up, Blue's,
+    the first roll): the set-up's chance batch searches each roll, itself a chance batch.
+    The first set-up's value at depth 1 is the full-width expectimax value."""
+    root = make_game("einstein").new_initial_state()
+    assert root.is_chance_node()
+    evaluator = tanh_evaluator(root, seed=3)
+    weights = np.random.default_rng(3).normal(
+        0.0, 0.3, size=root.encoding_shape).astype(np.float32)
+
+    def value_of(s: GameState) -> float:
+        return float(np.tanh((s.encode().astype(np.float64) * weights).sum()))
+
+    first = root.chance_outcomes()[0][0]
+    root.apply_action(first)
+    expected = depth_limited(root, 1, value_of)
+    root.undo()
+    per_setup = 1 + 720 * (1 + 6 * 4)       # about the nodes of one Red set-up at depth 1
+    result = search(root, evaluator, Stopper(nodes=2 * per_setup), max_depth=1)
+    assert result["depth"] == 0                # depth 1 interrupted: its searched part
+    action, value, _visits, _resolved = result["children"][0]
+    assert action == first
+    assert value == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_failed_batch_leaves_no_stale_queue() -> None:
+    """A refused batch (``evaluate`` given a terminal state) queues nothing, so the next
+    search's batches hold only its own states (each search also drops a leftover queue
+    when it starts)."""
+    state = positions("einstein", 1, 4, 12)[0]
+    evaluator = tanh_evaluator(state, seed=0)
+    reference = search(state, tanh_evaluator(state, seed=0), max_depth=2)
+    terminal = make_game("einstein").state_from_text("A4/5/5/5/4a r d3")
+    terminal.apply_action(terminal.legal_actions()[0])
+    while not terminal.is_terminal():
+        if terminal.is_chance_node():
+            terminal.apply_action(terminal.chance_outcomes()[0][0])
+        else:
+            terminal.apply_action(terminal.legal_actions()[0])
+    with pytest.raises(ValueError, match="non-terminal"):
+        evaluator.evaluate([state, terminal])
+    assert search(state, evaluator, max_depth=2)["value"] == reference["value"]
