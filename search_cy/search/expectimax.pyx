@@ -429,6 +429,31 @@ cdef class Expectiminimax:
         res[0] = allres
         return best
 
+    cdef inline double _best_child(self, int p, int* acts, char* term, double* vals,
+                                   double* flushed, int n, int* k, int* best_move,
+                                   bint* res) noexcept nogil:
+        """The value of a player node whose ``n`` children were valued in a batch: a
+        terminal child's value is in ``vals``, the others' in ``flushed`` from index
+        ``k[0]`` on, in order (``k`` advances). ``res``: every child resolved, or the
+        best one resolved with a value its player cannot improve on."""
+        cdef int i
+        cdef double v, best = -INFINITY if p == 0 else INFINITY
+        cdef bint allres = True, bestres = False
+        best_move[0] = acts[0]
+        for i in range(n):
+            if term[i]:
+                v = vals[i]
+            else:
+                v = self._clamp(flushed[k[0]])
+                k[0] += 1
+                allres = False
+            if (p == 0 and v > best) or (p != 0 and v < best):
+                best = v
+                bestres = term[i]
+                best_move[0] = acts[i]
+        res[0] = allres or (bestres and self._extreme(p, best))
+        return best
+
     cdef double _player_batch(self, int p, uint64_t key, int* acts, int n, int level,
                               double alpha, double beta, bint* res) noexcept nogil:
         """A node with one ply left and a batch evaluator: all children in one flush."""
@@ -436,8 +461,8 @@ cdef class Expectiminimax:
         cdef double* flushed = vals + (self.cap + 1)
         cdef char* term = <char*>(vals + 2 * (self.cap + 1))
         cdef int i, k, pending = 0, best_move, bound
-        cdef double best, v
-        cdef bint allres = True, inside = False, bestres = False
+        cdef double best
+        cdef bint allres = True, inside = False
         with gil:
             try:
                 for i in range(n):
@@ -467,20 +492,7 @@ cdef class Expectiminimax:
         if self.aborted:
             return 0.0
         k = 0
-        best = -INFINITY if p == 0 else INFINITY
-        best_move = acts[0]
-        for i in range(n):
-            if term[i]:
-                v = vals[i]
-            else:
-                v = self._clamp(flushed[k])
-                k += 1
-                allres = False
-            if (p == 0 and v > best) or (p != 0 and v < best):
-                best = v
-                bestres = term[i]
-                best_move = acts[i]
-        allres = allres or (bestres and self._extreme(p, best))
+        best = self._best_child(p, acts, term, vals, flushed, n, &k, &best_move, &allres)
         bound = TT_EXACT
         if best <= alpha:
             bound = TT_UPPER
@@ -512,7 +524,7 @@ cdef class Expectiminimax:
         cdef TTEntry* e
         cdef int n = 0, i, j, k = 0, q, m, off, tt_move, best_move, pending = 0, applied = 0
         cdef double v, best, total = 0.0
-        cdef bint r = False, allres, bestres
+        cdef bint r = False, allres
         if self.use_tt:
             key = self._key()
             e = self.tt.c_lookup(key)
@@ -588,22 +600,9 @@ cdef class Expectiminimax:
             kinds[i] = self.b_kind[i]
             if kinds[i] == B_PLAYER0 or kinds[i] == B_PLAYER1:
                 q = 0 if kinds[i] == B_PLAYER0 else 1
-                best = -INFINITY if q == 0 else INFINITY
-                best_move = self.b_acts[off]
-                bestres = False
-                r = True
-                for j in range(off, off + self.b_count[i]):
-                    if self.b_term[j]:
-                        v = self.b_vals[j]
-                    else:
-                        v = self._clamp(self.b_flushed[k])
-                        k += 1
-                        r = False
-                    if (q == 0 and v > best) or (q != 0 and v < best):
-                        best = v
-                        bestres = self.b_term[j]
-                        best_move = self.b_acts[j]
-                r = r or (bestres and self._extreme(q, best))
+                best = self._best_child(q, self.b_acts + off, self.b_term + off,
+                                        self.b_vals + off, self.b_flushed, self.b_count[i],
+                                        &k, &best_move, &r)
                 if self.use_tt:
                     self.tt.c_store(self.b_key[i], best, 1, TT_EXACT, best_move, r)
                 off += self.b_count[i]
