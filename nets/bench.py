@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nets.arch import PRESETS, multiply_adds, preset
-from nets.backends import BACKENDS, Backend, make_backend, probe
+from nets.backends import BACKENDS, Backend, make_backend, probe, runs_model
 from nets.backends.auto import _cpu_model
 from nets.encoding import encode_batch, sample_positions
 from nets.evaluator import NetworkFunction, network_evaluator
@@ -33,7 +33,7 @@ from search_cy.search.stopper import Stopper
 
 GAMES = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
 BATCHES = (1, 16, 64, 121, 256)
-BENCH_PRESETS = ("paper", "cpu")   # tiny is for tests; ask for it with presets=
+BENCH_PRESETS = ("paper", "cpu", "mlp")   # tiny is for tests; ask for it with presets=
 
 
 @dataclass
@@ -115,6 +115,8 @@ def bench_rates(games: list[str], presets: tuple[str, ...], seconds: float,
             model = make_model(g, preset(game, pname), seed=1)
             mmacs = multiply_adds(model.arch, model.input_shape) / 1e6
             for name, precision in variants:
+                if not runs_model(name, model):
+                    continue
                 backend = make_backend(name, model, precision=precision, max_batch=max(batches))
                 for size in batches:
                     positions = rate(backend, encode_batch(states[:size]),
@@ -132,6 +134,11 @@ def bench_search(presets: tuple[str, ...], seconds: float,
     for pname in presets:
         model: LoadedModel = make_model(g, preset("hex", pname), seed=1)
         for name, precision in variants:
+            if not runs_model(name, model):
+                continue
+            if name == "native":
+                rows.append(_native_search_row(model, root, seconds))
+                continue
             timed = _Timed(make_backend(name, model, precision=precision))
             fn = NetworkFunction(model, timed)
             evaluator = network_evaluator(fn, root)
@@ -152,6 +159,23 @@ def bench_search(presets: tuple[str, ...], seconds: float,
                                   round(result.evaluations / max(timed.spent, 1e-9), 1),
                                   round(alone, 1), round(1.0 - timed.spent / elapsed, 3)))
     return rows
+
+
+def _native_search_row(model: LoadedModel, root: Any, seconds: float) -> SearchRow:
+    """The native evaluator values each position inside the search, in C: there is no
+    batch call to time apart, so the raw and alone rates are the backend's own rate over
+    positions at batch 1 and the overhead is left at 0 (it is all one C loop)."""
+    g = root.game
+    evaluator = network_evaluator(model, root, backend="native")
+    search = make_search("ubfms", evaluator, SearchParams(seed=1, keep_tree=False))
+    search.run(root, Stopper(iterations=2))
+    result = search.run(root, Stopper(time=seconds))
+    elapsed = max(result.time, 1e-9)
+    alone = rate(make_backend("native", model), encode_batch(sample_positions(g, 1, seed=5)),
+                 seconds / 2)
+    return SearchRow(g.spec, model.arch.preset, "native/fp32", result.evaluations,
+                     round(elapsed, 3), 1.0, round(result.evaluations / elapsed, 1),
+                     round(alone, 1), round(alone, 1), 0.0)
 
 
 def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,

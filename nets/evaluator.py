@@ -20,10 +20,11 @@ import numpy as np
 import numpy.typing as npt
 
 from nets.backends import AUTO, Backend, make_backend
+from nets.backends.native import NativeBackend, mlp_evaluator
 from nets.encoding import TO_MOVE_PLANE
 from nets.modelfile import LoadedModel, as_model
 from search_cy.games.state import GameState
-from search_cy.search.evaluator import BatchEvaluator
+from search_cy.search.evaluator import BatchEvaluator, Evaluator
 
 
 class NetworkFunction:
@@ -68,15 +69,18 @@ def network_function(model: LoadedModel | str | os.PathLike[str],
 
 def network_evaluator(model: LoadedModel | str | os.PathLike[str] | NetworkFunction,
                       state_prototype: GameState, backend: str = AUTO, symmetry: int = 0,
-                      capacity: int = 0, **options: Any) -> BatchEvaluator:
+                      capacity: int = 0, **options: Any) -> Evaluator:
     """A BatchEvaluator running the network (a model file, a loaded model or a prepared
     NetworkFunction). Blocks while the backend loads (``auto`` measures, tensorrt may build
     an engine). ``symmetry`` picks the kernel's input symmetry (colour-swapping ones are
     negated back by the BatchEvaluator); ``capacity`` presizes the batch buffer (default:
-    the prototype's move bound)."""
+    the prototype's move bound). On the ``native`` backend (an mlp network, named or picked
+    by ``auto``) the search gets the C evaluator itself: no batch, no Python call."""
     fn = model if isinstance(model, NetworkFunction) else network_function(
         model, state_prototype, backend, **options)
     loaded = fn.model
+    if isinstance(fn.backend, NativeBackend):
+        return mlp_evaluator(loaded, state_prototype, symmetry)
     if tuple(state_prototype.encoding_shape) != loaded.input_shape:
         raise ValueError(f"{loaded.name}: the model reads {loaded.input_shape}, the state "
                          f"encodes {state_prototype.encoding_shape}")

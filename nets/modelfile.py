@@ -129,7 +129,8 @@ class LoadedModel:
     def describe(self) -> str:
         params = sum(w.size for w in self.weights.values())
         arch = self.arch
-        body = (f"{arch.blocks} blocks" if arch.family == "resnet" else f"{arch.convs} convs")
+        body = {"resnet": f"{arch.blocks} blocks", "conv": f"{arch.convs} convs",
+                "mlp": "no convolutions"}[arch.family]
         trained = (f"{self.training.steps} steps, {self.training.games} games"
                    if self.training.steps else "untrained")
         return (f"{self.name}: {self.game.spec}, input {'x'.join(map(str, self.input_shape))}, "

@@ -30,7 +30,7 @@ class ResidualBlock(nn.Module):
 
 
 class ValueNet(nn.Module):
-    """One of the two families of nets/arch.py; forward returns shape (batch,)."""
+    """One of the families of nets/arch.py; forward returns shape (batch,)."""
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__()
@@ -41,10 +41,10 @@ class ValueNet(nn.Module):
         if arch.family == "resnet":
             self.stem = nn.Conv2d(planes, f, 3, padding=1)
             self.blocks = nn.ModuleList(ResidualBlock(f) for _ in range(arch.blocks))
-        else:
+        elif arch.family == "conv":
             self.convs = nn.ModuleList(
                 nn.Conv2d(planes if i == 0 else f, f, 3, padding=1) for i in range(arch.convs))
-        widths = [f * height * width, *arch.fc]
+        widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
         self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
                                                                   strict=False))
         self.head = nn.Linear(widths[-1], 1)
@@ -55,7 +55,7 @@ class ValueNet(nn.Module):
             x = torch.relu(self.stem(x))
             for block in self.blocks:
                 x = block(x)
-        else:
+        elif self.arch.family == "conv":
             for conv in self.convs:
                 x = torch.relu(conv(x))
         x = torch.flatten(x, 1)

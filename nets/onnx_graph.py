@@ -1,6 +1,6 @@
 """ONNX graphs built straight from a model file's weights, without PyTorch.
 
-The two architecture families are a handful of operators (Conv, Relu, Add, Flatten, Gemm,
+The architecture families are a handful of operators (Conv, Relu, Add, Flatten, Gemm,
 Tanh), so the graph is written here with ``onnx.helper`` instead of tracing the torch
 module: the engine then needs neither torch nor a second file next to each model to run
 it, the graph is the same bytes for the same weights on every machine, and the model file

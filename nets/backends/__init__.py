@@ -2,7 +2,7 @@
 
 Each backend runs one loaded model behind one call::
 
-    backend = make_backend("onnxruntime", model)        # or torch, tensorrt, auto
+    backend = make_backend("onnxruntime", model)        # or torch, native, tensorrt, auto
     values = backend.evaluate(batch)   # float32 (n, planes, H, W) -> float32 (n,)
 
 ``evaluate`` returns the raw network output (nets.evaluator applies the model's value
@@ -58,6 +58,8 @@ BACKENDS: dict[str, Registration] = {
                                 "ONNX Runtime: CPU, CUDA execution provider where present"),
     "torch": Registration("nets.backends.torch_backend", "TorchBackend",
                           "PyTorch eager: CPU or CUDA (the 'torch' extra)"),
+    "native": Registration("nets.backends.native", "NativeBackend",
+                           "C inside the search, no GIL (mlp networks only)"),
     "tensorrt": Registration("nets.backends.tensorrt_backend", "TensorRTBackend",
                              "TensorRT engine built from the ONNX export, cached on disk"),
 }
@@ -80,6 +82,12 @@ def probe(name: str) -> tuple[bool, str]:
     module = importlib.import_module(BACKENDS[name].module)
     result: tuple[bool, str] = module.probe()
     return result
+
+
+def runs_model(name: str, model: LoadedModel) -> bool:
+    """Whether backend ``name`` computes ``model``'s architecture family at all (the
+    native backend runs the mlp family only; the others run every family)."""
+    return name != "native" or model.arch.family == "mlp"
 
 
 def make_backend(name: str, model: LoadedModel, **options: Any) -> Backend:

@@ -4,6 +4,7 @@
     descent train --game hex --config hex11.toml --run-dir runs/hex11
     descent train --run-dir runs/hex4 --resume --hours 2      # continue (and extend)
     descent train --run-dir runs/hex4 --snapshot hex4.dnet    # the last checkpoint's net
+    descent train --run-dir runs/ewn --refit mlp --out ewn-mlp.dnet  # another net, same data
 
 Settings come from the defaults (nets.learn.config), then ``--config``, then the flags;
 ``--resume`` reads the run's own ``config.toml`` instead (only the [run] limits may change).
@@ -41,6 +42,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot", metavar="MODEL", default=None,
                    help="write the network of the run's last checkpoint to MODEL and exit "
                         "(reads the run only: safe while it trains)")
+    p.add_argument("--refit", metavar="PRESET", default=None,
+                   help="train a fresh network of PRESET (e.g. mlp) on the run's replay "
+                        "memory, supervised, and write it to --out (reads the run only)")
+    p.add_argument("--out", metavar="MODEL", default=None, help="model file of --refit")
+    p.add_argument("--refit-steps", type=int, default=30000,
+                   help="minibatches of --refit (default 30000)")
+    p.add_argument("--refit-batch", type=int, default=512,
+                   help="minibatch size of --refit (default 512)")
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
@@ -82,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(f"model: {export_snapshot(args.run_dir, args.snapshot)}")
         return 0
+    if args.refit:
+        return run_refit(args)
     cfg = build_config(args)
     if not cfg.run.max_iterations and not cfg.run.hours:
         print("descent train: no limit (--hours/--max-iterations/[run]): training until "
@@ -119,4 +130,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"vs {opp}: {stats['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] over "
               f"{stats['games']} games (+{stats['wins']} ={stats['draws']} -{stats['losses']})")
     print(f"model: {trainer.run_dir / FINAL_MODEL}")
+    return 0
+
+
+def run_refit(args: argparse.Namespace) -> int:
+    from nets.learn.refit import refit
+    from nets.modelfile import save_model
+
+    if not args.out:
+        raise ValueError("--refit needs --out MODEL")
+
+    def progress(done: int, total: int, loss: float) -> None:
+        if not args.quiet and (done % 4096 < 64 or done == total):
+            print(f"descent train: refit {done}/{total} steps, loss {loss:.5f}",
+                  file=sys.stderr)
+
+    report = refit(args.run_dir, args.refit, steps=args.refit_steps,
+                   batch_size=args.refit_batch, seed=args.seed, progress=progress)
+    path = save_model(report.model, args.out)
+    print(f"model: {path}")
+    print(f"{report.model.describe()}")
+    print(f"trained on {report.train_pairs} pairs, {report.steps} steps of {args.refit_batch}")
+    print(f"held-out MSE over {report.holdout_pairs} pairs: {report.holdout_mse:.5f} "
+          f"(the run's own network: {report.run_holdout_mse:.5f})")
     return 0

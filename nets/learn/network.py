@@ -34,7 +34,7 @@ from nets.learn.heuristics import Reinforcement
 from nets.modelfile import LoadedModel, Provenance, ValueSpec, make_model
 from search_cy.games.registry import Game
 from search_cy.games.state import GameState
-from search_cy.search.evaluator import BatchEvaluator
+from search_cy.search.evaluator import Evaluator
 
 
 class LiveBackend:
@@ -145,8 +145,8 @@ class Learner:
 
     # -- search wiring -------------------------------------------------------------------
 
-    def evaluator(self, prototype: GameState) -> BatchEvaluator:
-        """A BatchEvaluator over the live network (player 0's view, value units)."""
+    def evaluator(self, prototype: GameState) -> Evaluator:
+        """An evaluator over the live network (player 0's view, value units)."""
         return network_evaluator(self.function, prototype)
 
     @property

@@ -71,7 +71,9 @@ def test_seeded_initial_weights_are_deterministic() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"family": "mlp", "filters": 8}, "unknown architecture family"),
+    [({"family": "transformer", "filters": 8}, "unknown architecture family"),
+     ({"family": "mlp", "filters": 8, "fc": (16,)}, "no convolutions"),
+     ({"family": "mlp", "filters": 0}, "at least one fully connected"),
      ({"family": "resnet", "filters": 8, "output": "sigmoid"}, "unknown output"),
      ({"family": "conv", "filters": 8}, "convs >= 1"),
      ({"family": "resnet", "filters": 0}, "filters must be >= 1")])
@@ -81,7 +83,7 @@ def test_bad_architectures_are_refused(kwargs: dict[str, object], message: str) 
 
 
 def test_unknown_presets_name_what_exists() -> None:
-    with pytest.raises(ValueError, match="known: paper, cpu, fast, tiny"):
+    with pytest.raises(ValueError, match="known: paper, cpu, fast, mlp, tiny"):
         preset("hex", "huge")
     with pytest.raises(ValueError, match="no network presets"):
         preset("chess", "cpu")

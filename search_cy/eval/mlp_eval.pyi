@@ -1,0 +1,22 @@
+"""Type stubs of mlp_eval.pyx."""
+
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from search_cy.games.state import GameState
+from search_cy.search.evaluator import HeuristicEvaluator
+
+class MLPEvaluator(HeuristicEvaluator):
+    symmetry: int
+    tanh_output: bool
+    scale: float
+    def __init__(self, prototype: GameState,
+                 layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *, tanh_output: bool,
+                 scale: float = ..., lo: float = ..., hi: float = ...,
+                 to_move_plane: int = ..., symmetry: int = ...) -> None: ...
+    def load(self, layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]]) -> None: ...
+    @property
+    def widths_(self) -> tuple[int, ...]: ...
+    def forward(self, batch: npt.ArrayLike) -> npt.NDArray[np.float32]: ...

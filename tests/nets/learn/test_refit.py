@@ -1,0 +1,71 @@
+"""``descent train --refit``: a fresh network of another preset learns a run's replay
+memory, deterministically, without touching the run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nets.learn.refit import refit
+from nets.learn.trainer import Trainer
+from tests.nets.learn.conftest import tiny_config
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("run")
+    Trainer(tiny_config("hex(size=3)", run__max_iterations=6), folder).run()
+    return folder
+
+
+def test_refit_learns_the_memory_and_is_deterministic(run_dir: Path) -> None:
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*"))
+    untrained = refit(run_dir, "mlp", steps=1, batch_size=64, holdout=0.34, seed=1)
+    trained = refit(run_dir, "mlp", steps=300, batch_size=64, holdout=0.34, seed=1)
+    again = refit(run_dir, "mlp", steps=300, batch_size=64, holdout=0.34, seed=1)
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == before
+    assert trained.holdout_pairs > 0 and trained.train_pairs > 0
+    assert trained.holdout_mse < 0.5 * untrained.holdout_mse
+    assert np.mean(trained.losses[-2:]) < trained.losses[0]
+    assert trained.model.arch.family == "mlp"
+    assert trained.model.weights_sha256 == again.model.weights_sha256
+    assert "refit as mlp" in trained.model.training.note
+    assert trained.model.training.games == 6
+
+
+def test_refit_cli_writes_a_model_the_native_backend_runs(run_dir: Path,
+                                                          tmp_path: Path) -> None:
+    out = tmp_path / "mlp.dnet"
+    done = _descent("--run-dir", str(run_dir), "--refit", "mlp", "--out", str(out),
+                    "--refit-steps", "50", "--refit-batch", "32", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "held-out MSE" in done.stdout and "the run's own network" in done.stdout
+
+    from nets.evaluator import network_evaluator
+    from nets.modelfile import load_model
+    from search_cy.eval.mlp_eval import MLPEvaluator
+
+    model = load_model(out, "hex(size=3)")
+    state = model.game.new_initial_state()
+    evaluator = network_evaluator(model, state, backend="native")
+    assert isinstance(evaluator, MLPEvaluator)
+    assert -1.0 <= float(evaluator.evaluate([state])[0]) <= 1.0
+
+
+def test_refit_refuses_what_it_cannot_do(run_dir: Path, tmp_path: Path) -> None:
+    no_out = _descent("--run-dir", str(run_dir), "--refit", "mlp")
+    assert no_out.returncode == 2 and "--out" in no_out.stderr
+    nowhere = _descent("--run-dir", str(tmp_path / "nowhere"), "--refit", "mlp", "--out",
+                       str(tmp_path / "x.dnet"))
+    assert nowhere.returncode == 2 and "config.toml" in nowhere.stderr
+    with pytest.raises(ValueError, match="no preset 'huge'"):
+        refit(run_dir, "huge", steps=1)
+
+
+def _descent(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engine", "train", *args],
+                          capture_output=True, text=True, timeout=600)
