@@ -33,7 +33,7 @@ class Settings:
         "help": "value network file (default: the shipped network for the game, if any, "
                 "else the heuristic evaluator)"})
     backend: str = field(default="auto", metadata={
-        "help": "inference backend: auto | onnxruntime | torch | tensorrt"})
+        "help": "inference backend: auto | onnxruntime | torch | native | tensorrt"})
     search: str = field(default="", metadata={
         "help": "ubfms | ubfm | descent | mcts | expectiminimax (default: ubfms for Hex, "
                 "expectiminimax for the dice games)"})

@@ -62,8 +62,12 @@ class NetworkFunction:
 def network_function(model: LoadedModel | str | os.PathLike[str],
                      state_prototype: GameState | None = None, backend: str = AUTO,
                      **options: Any) -> NetworkFunction:
-    """The batch callable for ``model`` on ``backend`` (options go to make_backend)."""
+    """The batch callable for ``model`` on ``backend`` (options go to make_backend).
+    ``auto`` takes the native backend for an mlp network without measuring: valued in C
+    inside the search, it needs no batch call, which no other backend can match."""
     loaded = as_model(model, state_prototype)
+    if backend == AUTO and loaded.arch.family == "mlp" and not options.get("device") == "cuda":
+        backend = "native"
     return NetworkFunction(loaded, make_backend(backend, loaded, **options))
 
 

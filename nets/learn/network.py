@@ -139,6 +139,7 @@ class Learner:
         self.backend = LiveBackend(self.cpu_net)
         self.function = NetworkFunction(self.template, self.backend)
         self.to_move_plane = TO_MOVE_PLANE[game.name] if view == "side_to_move" else -1
+        self.natives: list[Any] = []       # C evaluators handed to searches (mlp networks)
         self.steps = 0
         self.use_ort = ort_available()
         self.sync()
@@ -146,17 +147,33 @@ class Learner:
     # -- search wiring -------------------------------------------------------------------
 
     def evaluator(self, prototype: GameState) -> Evaluator:
-        """An evaluator over the live network (player 0's view, value units)."""
+        """An evaluator over the live network (player 0's view, value units). An mlp
+        network is valued in C inside the search (the native backend), its weights
+        reloaded after every update."""
+        if self.arch.family == "mlp":
+            from nets.backends.native import mlp_evaluator
+
+            native = mlp_evaluator(self.current_model(), prototype)
+            self.natives.append(native)
+            return native
         return network_evaluator(self.function, prototype)
 
     @property
     def positions(self) -> int:
         """Positions the network has valued for the searches (all evaluators)."""
-        return self.function.positions
+        return self.function.positions + sum(int(n.positions) for n in self.natives)
 
     @property
     def batches(self) -> int:
-        return self.function.calls
+        """Batch calls (a native evaluator's flushes count as batches)."""
+        return self.function.calls + sum(int(n.batches) for n in self.natives)
+
+    def current_model(self) -> LoadedModel:
+        """The CPU module's weights as a model (no provenance)."""
+        from nets.models import weights_from_module
+
+        return make_model(self.game, self.arch, weights_from_module(self.cpu_net),
+                          value=self.value_spec)
 
     # -- training ------------------------------------------------------------------------
 
@@ -224,6 +241,12 @@ class Learner:
         if self.cpu_net is not self.net:
             self.cpu_net.load_state_dict(self.net.state_dict())
             self.cpu_net.eval()
+        if self.natives:
+            from nets.backends.native import mlp_layers
+
+            layers = mlp_layers(self.current_model())
+            for native in self.natives:
+                native.load(layers)
         if self.use_ort:
             self.backend.refresh(make_model(self.game, self.arch,
                                             weights_from_module(self.cpu_net),

@@ -69,3 +69,22 @@ def test_refit_refuses_what_it_cannot_do(run_dir: Path, tmp_path: Path) -> None:
 def _descent(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "engine", "train", *args],
                           capture_output=True, text=True, timeout=600)
+
+
+def test_mlp_self_play_reads_the_live_weights_in_c(tmp_path: Path) -> None:
+    """A run of the mlp preset searches with the native evaluator, and every update
+    reaches it: its values equal the live network's after training."""
+    from nets.encoding import encode_batch, sample_positions
+    from search_cy.eval.mlp_eval import MLPEvaluator
+
+    trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
+                                  run__max_iterations=3), tmp_path)
+    assert isinstance(trainer.network_evaluator, MLPEvaluator)
+    states = [s for s in sample_positions(trainer.game, 20, seed=4) if not s.is_terminal()]
+    before = trainer.network_evaluator.evaluate(states)
+    trainer.run()
+    after = trainer.network_evaluator.evaluate(states)
+    live = trainer.learner.function(encode_batch(states))
+    assert np.allclose(after, live, atol=1e-5)
+    assert not np.allclose(after, before, atol=1e-4)
+    assert trainer.counters.network_evaluations > 0
