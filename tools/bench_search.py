@@ -227,7 +227,7 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
     share = evaluator_share(seconds * 2) if game in (None, "hex") else None
     emm = openspiel_comparison(seconds) if game in (None, "einstein") else None
     batches = {name: b for name in names if (b := emm_batches(name)) is not None}
-    natives = {name: r for name in names if (r := native_ratio(name)) is not None}
+    natives = {name: ratio for name in names if (ratio := native_ratio(name)) is not None}
     if as_json:
         print(json.dumps({"suite": "search", "signature": signature,
                           "rows": [{**asdict(r), "nps": r.nps} for r in rows],
@@ -249,10 +249,10 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
         print(f"\n{name} expectiminimax depth {b['depth']} with a network-sized batch "
               f"evaluator: {b['calls']:,} calls, {b['positions_per_call']:.1f} positions a "
               f"call (largest {b['largest_call']}), {b['seconds']:.2f} s")
-    for name, r in natives.items():
-        print(f"\n{name} expectiminimax depth {r['depth']:.0f}: mlp network (native) "
-              f"{r['native_mlp_nps']:,.0f} nodes/s, C heuristic {r['heuristic_nps']:,.0f} "
-              f"nodes/s, ratio {r['ratio']:.2f}")
+    for name, nat in natives.items():
+        print(f"\n{name} expectiminimax depth {nat['depth']:.0f}: mlp network (native) "
+              f"{nat['native_mlp_nps']:,.0f} nodes/s, C heuristic {nat['heuristic_nps']:,.0f} "
+              f"nodes/s, ratio {nat['ratio']:.2f}")
     if emm:
         print("\neinstein expectiminimax vs OpenSpiel (same positions and depth):")
         for row in emm:
