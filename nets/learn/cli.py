@@ -50,6 +50,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="minibatches of --refit (default 30000)")
     p.add_argument("--refit-batch", type=int, default=512,
                    help="minibatch size of --refit (default 512)")
+    p.add_argument("--refit-weight-decay", type=float, default=None,
+                   help="L2 of --refit's Adam (default: the run's update.weight_decay)")
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
@@ -146,7 +148,8 @@ def run_refit(args: argparse.Namespace) -> int:
                   file=sys.stderr)
 
     report = refit(args.run_dir, args.refit, steps=args.refit_steps,
-                   batch_size=args.refit_batch, seed=args.seed, progress=progress)
+                   batch_size=args.refit_batch, seed=args.seed,
+                   weight_decay=args.refit_weight_decay, progress=progress)
     path = save_model(report.model, args.out)
     print(f"model: {path}")
     print(f"{report.model.describe()}")

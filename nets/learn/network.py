@@ -265,6 +265,25 @@ class Learner:
         return make_model(self.game, self.arch, weights_from_module(self.cpu_net),
                           value=self.value_spec, training=provenance)
 
+    def load_weights(self, model: LoadedModel) -> None:
+        """Starts from ``model``'s weights: same game, architecture and value convention
+        (a refit of another run, an earlier network), else a ValueError says what differs."""
+        from nets.models import module_from_weights
+
+        mine = self.template
+        checks = (("game", model.game.spec, mine.game.spec),
+                  ("architecture", model.arch.to_json() | {"preset": ""},
+                   mine.arch.to_json() | {"preset": ""}),
+                  ("input shape", model.input_shape, mine.input_shape),
+                  ("value convention", model.value, mine.value))
+        for what, theirs, ours in checks:
+            if theirs != ours:
+                raise ValueError(f"{model.name}: its {what} {theirs} differs from the run's "
+                                 f"{ours}")
+        source = module_from_weights(model.arch, model.input_shape, model.weights)
+        self.net.load_state_dict(source.state_dict())
+        self.sync()
+
     def state(self) -> dict[str, Any]:
         return {"model": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
                 "optimiser": self.optimiser.state_dict(), "steps": self.steps}

@@ -65,8 +65,9 @@ class PackedRows:
 
 def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: int = 512,
           holdout: float = 0.05, seed: int | None = None, lr: float | None = None,
-          progress: Any = None) -> RefitReport:
-    """Trains a fresh ``preset`` network on ``run_dir``'s replay memory. Blocks (minutes)."""
+          weight_decay: float | None = None, progress: Any = None) -> RefitReport:
+    """Trains a fresh ``preset`` network on ``run_dir``'s replay memory. Blocks (minutes).
+    ``lr`` and ``weight_decay`` default to the run's own [update] settings."""
     folder = Path(run_dir)
     stored = folder / "config.toml"
     if not stored.exists():
@@ -92,7 +93,8 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     def make(preset_name: str, learner_seed: int) -> Learner:
         return Learner(game, preset_name, reinforcement, view=cfg.network.view,
                        seed=learner_seed, lr=cfg.update.lr if lr is None else lr,
-                       weight_decay=cfg.update.weight_decay, device=cfg.update.device,
+                       weight_decay=(cfg.update.weight_decay if weight_decay is None
+                                     else weight_decay), device=cfg.update.device,
                        threads=cfg.update.threads)
 
     import torch

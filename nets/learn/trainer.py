@@ -155,6 +155,9 @@ class Trainer:
         config_path.write_text(to_toml(self.cfg), encoding="utf-8")
         if state is None:
             self.metrics.truncate(0)
+            if self.cfg.network.init_model:
+                self.learner.load_weights(load_model(self.cfg.network.init_model,
+                                                     self.game.spec))
             initial = self.run_dir / "models" / "iter-000000.dnet"
             save_model(self._export("initial weights"), initial)
             self.previous_model = initial

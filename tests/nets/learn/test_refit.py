@@ -88,3 +88,27 @@ def test_mlp_self_play_reads_the_live_weights_in_c(tmp_path: Path) -> None:
     assert np.allclose(after, live, atol=1e-5)
     assert not np.allclose(after, before, atol=1e-4)
     assert trainer.counters.network_evaluations > 0
+
+
+def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> None:
+    from nets.modelfile import load_model, save_model
+
+    report = refit(run_dir, "mlp", steps=20, batch_size=32, seed=2)
+    source = save_model(report.model, tmp_path / "refit.dnet")
+    trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
+                                  network__init_model=str(source)), tmp_path / "warm")
+    initial = load_model(tmp_path / "warm" / "models" / "iter-000000.dnet", "hex(size=3)")
+    assert initial.weights_sha256 == report.model.weights_sha256
+    state = trainer.game.new_initial_state()
+    assert trainer.network_evaluator.evaluate([state])[0] == pytest.approx(
+        _native_value(source, state), abs=1e-6)
+    with pytest.raises(ValueError, match="architecture"):
+        Trainer(tiny_config("hex(size=3)", network__preset="tiny",
+                            network__init_model=str(source)), tmp_path / "wrong")
+
+
+def _native_value(path: Path, state: object) -> float:
+    from nets.evaluator import network_evaluator
+
+    return float(network_evaluator(str(path), state, backend="native")  # type: ignore[arg-type]
+                 .evaluate([state])[0])
