@@ -82,6 +82,7 @@ class DataConfig:
     replay_rate: float = 0.1      # sigma: fraction of the older memory added to each update
     pretrain_games: int = 0       # random games whose terminal states pre-initialise the net
     pretrain_epochs: int = 20     # epochs over that pre-initialisation set
+    init_memory: str = ""         # a run directory whose replay memory this run starts with
 
 
 @dataclass(frozen=True)

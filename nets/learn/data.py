@@ -271,6 +271,10 @@ class ReplayMemory:
         else:
             stored = flat.copy()
         self.games.append((stored, np.asarray(values, dtype=np.float32).copy()))
+        self.trim()
+
+    def trim(self) -> None:
+        """Drops the oldest games beyond the capacity and the pair cap."""
         while len(self.games) > self.capacity or (
                 self.max_pairs and len(self.games) > 1 and self.pairs > self.max_pairs):
             self.games.popleft()

@@ -158,6 +158,8 @@ class Trainer:
             if self.cfg.network.init_model:
                 self.learner.load_weights(load_model(self.cfg.network.init_model,
                                                      self.game.spec))
+            if self.cfg.data.init_memory:
+                self._inherit_memory(Path(self.cfg.data.init_memory))
             initial = self.run_dir / "models" / "iter-000000.dnet"
             save_model(self._export("initial weights"), initial)
             self.previous_model = initial
@@ -176,6 +178,31 @@ class Trainer:
         self.previous_model = Path(previous) if previous else None
         self.log(f"resumed {self.run_dir} at iteration {self.counters.iterations} "
                  f"({self.counters.games} games)")
+
+    def _inherit_memory(self, source: Path) -> None:
+        """Starts the replay memory with another run's (same game and encoding): a run
+        warm-started from a refit network then keeps training on the data it was fitted
+        to, instead of on its first game alone."""
+        other = load_config(source / CONFIG_NAME) if (source / CONFIG_NAME).exists() else None
+        if other is None or make_game(other.game).spec != self.game.spec:
+            raise ValueError(f"data.init_memory: {source} is not a training run of "
+                             f"{self.game.spec}")
+        import torch
+
+        state = load_checkpoint(source)
+        torch.manual_seed(self.cfg.seed)   # loading restored the source run's torch RNG
+        if state is None:
+            raise ValueError(f"data.init_memory: {source} has no checkpoint yet")
+        if tuple(state["memory_shape"]) != tuple(self.prototype.encoding_shape):
+            raise ValueError(f"data.init_memory: {source} holds inputs of shape "
+                             f"{tuple(state['memory_shape'])}, this run encodes "
+                             f"{tuple(self.prototype.encoding_shape)}")
+        for planes, values in state["memory"]:
+            self.memory.games.append((planes.numpy(), values.numpy()))
+        self.memory.shape = tuple(int(x) for x in state["memory_shape"])
+        self.memory.trim()
+        self.log(f"replay memory from {source}: {len(self.memory)} games, "
+                 f"{self.memory.pairs} pairs")
 
     def checkpoint(self) -> Path:
         import torch

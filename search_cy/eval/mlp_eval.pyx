@@ -8,7 +8,8 @@ row per set input, and one precomputed row sum per all-ones plane. That is about
 (EinStein) to 150 (dice chess) rows of the first width, not a dense product over 475 or
 1536 inputs. The deeper layers skip the inputs that ReLU zeroed. Every layer is stored
 transposed (input-major), so each step adds one contiguous row to the accumulator, a loop
-the compiler vectorises.
+the compiler vectorises (mlp_kernel.h: with an AVX2+FMA clone picked at load time where
+the CPU has it).
 
 Values come out exactly as nets.evaluator.NetworkFunction and BatchEvaluator would give
 them: raw output (tanh if the model has it) times scale, negated when the model speaks for
@@ -27,6 +28,11 @@ import numpy as np
 
 from search_cy.games.state cimport GameState
 from search_cy.search.evaluator cimport HeuristicEvaluator
+
+cdef extern from "mlp_kernel.h":
+    float descent_mlp_forward(const float* x, int planes, int cells, int n_layers,
+                              const int* widths, float** weights, float** biases,
+                              const float* plane_sums, float* a, float* b) noexcept nogil
 
 cdef enum:
     MAX_LAYERS = 8                       # hidden layers + head
@@ -164,55 +170,12 @@ cdef class MLPEvaluator(HeuristicEvaluator):
 
     cdef double _raw(self, const float* x) noexcept nogil:
         """The network's output for one encoded position (tanh applied if the model has it)."""
-        cdef int k, i, j, p, c, n_in, n_out, base
-        cdef bint full
-        cdef float v
-        cdef float* acc = self.a
-        cdef float* nxt
-        cdef const float* row
-        cdef float* w = self.weights[0]
-        n_out = self.widths[1]
-        memcpy(acc, self.biases[0], n_out * sizeof(float))
-        for p in range(self.planes):
-            base = p * self.cells
-            full = True
-            for c in range(self.cells):
-                if x[base + c] != 1.0:
-                    full = False
-                    break
-            if full:
-                row = self.plane_sums + p * n_out
-                for j in range(n_out):
-                    acc[j] += row[j]
-                continue
-            for c in range(self.cells):
-                v = x[base + c]
-                if v == 0.0:
-                    continue
-                row = w + (base + c) * n_out
-                if v == 1.0:
-                    for j in range(n_out):
-                        acc[j] += row[j]
-                else:
-                    for j in range(n_out):
-                        acc[j] += v * row[j]
-        nxt = self.b
-        for k in range(1, self.n_layers):
-            n_in = self.widths[k]
-            n_out = self.widths[k + 1]
-            w = self.weights[k]
-            memcpy(nxt, self.biases[k], n_out * sizeof(float))
-            for i in range(n_in):
-                v = acc[i]
-                if v <= 0.0:            # ReLU of the layer below
-                    continue
-                row = w + i * n_out
-                for j in range(n_out):
-                    nxt[j] += v * row[j]
-            acc, nxt = nxt, acc
+        cdef double out = descent_mlp_forward(x, self.planes, self.cells, self.n_layers,
+                                              self.widths, self.weights, self.biases,
+                                              self.plane_sums, self.a, self.b)
         if self.tanh_output:
-            return tanh(acc[0])
-        return acc[0]
+            return tanh(out)
+        return out
 
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         cdef double v

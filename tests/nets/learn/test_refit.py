@@ -96,12 +96,20 @@ def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> Non
     report = refit(run_dir, "mlp", steps=20, batch_size=32, seed=2)
     source = save_model(report.model, tmp_path / "refit.dnet")
     trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
-                                  network__init_model=str(source)), tmp_path / "warm")
+                                  network__init_model=str(source),
+                                  data__init_memory=str(run_dir)), tmp_path / "warm")
+    from nets.learn.checkpoint import load_checkpoint
+
+    stored = load_checkpoint(run_dir)["memory"]   # type: ignore[index]
+    assert len(trainer.memory) == len(stored) > 0
+    assert trainer.memory.pairs == sum(len(values) for _, values in stored)
     initial = load_model(tmp_path / "warm" / "models" / "iter-000000.dnet", "hex(size=3)")
     assert initial.weights_sha256 == report.model.weights_sha256
     state = trainer.game.new_initial_state()
     assert trainer.network_evaluator.evaluate([state])[0] == pytest.approx(
         _native_value(source, state), abs=1e-6)
+    with pytest.raises(ValueError, match="not a training run of hex"):
+        Trainer(tiny_config("hex(size=4)", data__init_memory=str(run_dir)), tmp_path / "w4")
     with pytest.raises(ValueError, match="architecture"):
         Trainer(tiny_config("hex(size=3)", network__preset="tiny",
                             network__init_model=str(source)), tmp_path / "wrong")

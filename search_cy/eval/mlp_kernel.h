@@ -1,0 +1,86 @@
+/* The forward pass of an mlp value network over one encoded position (mlp_eval.pyx).
+ *
+ * Plain C so that one function can be compiled twice: the baseline build (SSE2 on x86-64)
+ * and, with GCC on x86-64, an AVX2+FMA clone (x86-64-v3) that the loader picks on CPUs
+ * that have it (target_clones: one binary, no -march flag). The loops are written for the
+ * compiler to vectorise: every step adds one contiguous weight row to an accumulator.
+ *
+ * Layout (set up by mlp_eval.pyx): layer k's weights transposed, widths[k] rows of
+ * widths[k+1] floats; plane_sums holds, for each input plane, the sum of its cells' rows
+ * of layer 0 (an all-ones plane then costs one row); a and b are scratch of the widest
+ * layer. Returns the head's output before any activation.
+ */
+#ifndef DESCENT_MLP_KERNEL_H
+#define DESCENT_MLP_KERNEL_H
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
+#define DESCENT_MLP_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define DESCENT_MLP_CLONES
+#endif
+
+DESCENT_MLP_CLONES
+static float descent_mlp_forward(const float *x, int planes, int cells, int n_layers,
+                                 const int *widths, float *const *weights,
+                                 float *const *biases, const float *plane_sums,
+                                 float *a, float *b)
+{
+    float *acc = a, *nxt = b, *swap;
+    const float *row;
+    const float *w = weights[0];
+    int n_out = widths[1], n_in, p, c, j, i, k, base, full;
+    float v;
+
+    for (j = 0; j < n_out; j++)
+        acc[j] = biases[0][j];
+    for (p = 0; p < planes; p++) {
+        base = p * cells;
+        full = 1;
+        for (c = 0; c < cells; c++) {
+            if (x[base + c] != 1.0f) {
+                full = 0;
+                break;
+            }
+        }
+        if (full) {
+            row = plane_sums + (long)p * n_out;
+            for (j = 0; j < n_out; j++)
+                acc[j] += row[j];
+            continue;
+        }
+        for (c = 0; c < cells; c++) {
+            v = x[base + c];
+            if (v == 0.0f)
+                continue;
+            row = w + (long)(base + c) * n_out;
+            if (v == 1.0f) {
+                for (j = 0; j < n_out; j++)
+                    acc[j] += row[j];
+            } else {
+                for (j = 0; j < n_out; j++)
+                    acc[j] += v * row[j];
+            }
+        }
+    }
+    for (k = 1; k < n_layers; k++) {
+        n_in = widths[k];
+        n_out = widths[k + 1];
+        w = weights[k];
+        for (j = 0; j < n_out; j++)
+            nxt[j] = biases[k][j];
+        for (i = 0; i < n_in; i++) {
+            v = acc[i];
+            if (v <= 0.0f)          /* ReLU of the layer below: nothing to add */
+                continue;
+            row = w + (long)i * n_out;
+            for (j = 0; j < n_out; j++)
+                nxt[j] += v * row[j];
+        }
+        swap = acc;
+        acc = nxt;
+        nxt = swap;
+    }
+    return acc[0];
+}
+
+#endif
