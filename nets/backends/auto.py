@@ -29,6 +29,7 @@ from nets.backends import (
     cache_dir,
     make_backend,
     probe,
+    runs_model,
 )
 from nets.encoding import encode_batch, sample_positions
 from nets.modelfile import LoadedModel
@@ -114,7 +115,7 @@ def auto_select(model: LoadedModel, *, candidates: list[str] | None = None,
                 **options: Any) -> tuple[AutoChoice, Backend]:
     """The fastest available backend for ``model`` and how it was chosen. Blocks for about
     ``measure_seconds`` per candidate on a cache miss."""
-    names = [n for n in (candidates or list(BACKENDS)) if n in BACKENDS]
+    names = [n for n in (candidates or list(BACKENDS)) if n in BACKENDS and runs_model(n, model)]
     available = [n for n in names if probe(n)[0]]
     if not available:
         reasons = "; ".join(f"{n}: {probe(n)[1]}" for n in names)

@@ -8,8 +8,7 @@ row per set input, and one precomputed row sum per all-ones plane. That is about
 (EinStein) to 150 (dice chess) rows of the first width, not a dense product over 475 or
 1536 inputs. The deeper layers skip the inputs that ReLU zeroed. Every layer is stored
 transposed (input-major), so each step adds one contiguous row to the accumulator, a loop
-the compiler vectorises (mlp_kernel.h: with an AVX2+FMA clone picked at load time where
-the CPU has it).
+the compiler vectorises (mlp_kernel.h).
 
 Values come out exactly as nets.evaluator.NetworkFunction and BatchEvaluator would give
 them: raw output (tanh if the model has it) times scale, negated when the model speaks for
