@@ -14,6 +14,9 @@
 #ifndef DESCENT_MLP_KERNEL_H
 #define DESCENT_MLP_KERNEL_H
 
+#include <stdint.h>
+#include <string.h>
+
 static float descent_mlp_forward(const float *x, int planes, int cells, int n_layers,
                                  const int *widths, float *const *weights,
                                  float *const *biases, const float *plane_sums,
@@ -22,7 +25,8 @@ static float descent_mlp_forward(const float *x, int planes, int cells, int n_la
     float *acc = a, *nxt = b, *swap;
     const float *row;
     const float *w = weights[0];
-    int n_out = widths[1], n_in, p, c, j, i, k, base, full;
+    int n_out = widths[1], n_in, p, c, e, end, j, i, k, base, full;
+    uint64_t bits[4];
     float v;
 
     for (j = 0; j < n_out; j++)
@@ -42,17 +46,26 @@ static float descent_mlp_forward(const float *x, int planes, int cells, int n_la
                 acc[j] += row[j];
             continue;
         }
-        for (c = 0; c < cells; c++) {
-            v = x[base + c];
-            if (v == 0.0f)
-                continue;
-            row = w + (long)(base + c) * n_out;
-            if (v == 1.0f) {
-                for (j = 0; j < n_out; j++)
-                    acc[j] += row[j];
-            } else {
-                for (j = 0; j < n_out; j++)
-                    acc[j] += v * row[j];
+        for (c = 0; c < cells; c += 8) {
+            /* most inputs are 0: skip eight cells at a time when all their bits are 0 */
+            end = c + 8 < cells ? c + 8 : cells;
+            if (end - c == 8) {
+                memcpy(bits, x + base + c, sizeof bits);
+                if ((bits[0] | bits[1] | bits[2] | bits[3]) == 0)
+                    continue;
+            }
+            for (e = c; e < end; e++) {
+                v = x[base + e];
+                if (v == 0.0f)
+                    continue;
+                row = w + (long)(base + e) * n_out;
+                if (v == 1.0f) {
+                    for (j = 0; j < n_out; j++)
+                        acc[j] += row[j];
+                } else {
+                    for (j = 0; j < n_out; j++)
+                        acc[j] += v * row[j];
+                }
             }
         }
     }

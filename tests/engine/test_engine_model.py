@@ -40,3 +40,20 @@ def test_a_model_of_another_game_is_refused(hex5_model: Path) -> None:
 def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not exist"):
         Engine(Settings(game="hex(size=5)", model=str(tmp_path / "none.dnet"), hash_mb=16))
+
+
+@pytest.mark.parametrize("game", ["einstein", "dicechess"])
+def test_engine_plays_an_mlp_model_with_the_native_evaluator(game: str,
+                                                             tmp_path: Path) -> None:
+    from nets.arch import preset
+    from nets.modelfile import make_model
+    from search_cy.eval.mlp_eval import MLPEvaluator
+
+    path = save_model(make_model(game, preset(game, "mlp"), seed=3), tmp_path / "mlp.dnet")
+    e = Engine(Settings(game=game, model=str(path), hash_mb=16, seed=1))   # backend auto
+    assert isinstance(e.evaluator, MLPEvaluator)
+    while e.state.is_chance_node():
+        e.state.apply_action(e.state.chance_outcomes()[0][0])
+    d = e.think(Limits(depth=2))
+    assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
+    assert e.evaluator.positions > 0
