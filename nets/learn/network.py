@@ -247,7 +247,10 @@ class Learner:
             layers = mlp_layers(self.current_model())
             for native in self.natives:
                 native.load(layers)
-        if self.use_ort:
+            # self-play reads the natives: no ORT session to rebuild, the live module
+            # answers the (rare) batch calls
+            self.backend.refresh(None)
+        elif self.use_ort:
             self.backend.refresh(make_model(self.game, self.arch,
                                             weights_from_module(self.cpu_net),
                                             value=self.value_spec))
