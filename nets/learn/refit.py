@@ -123,7 +123,7 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     reference = make(cfg.network.preset, seed)
     reference.restore(state["learner"])
     counters = state.get("counters", {})
-    note = provenance_note(sp, reinforcement.name, int(counters.get("iterations", 0)),
+    note = provenance_note(cfg, reinforcement.name, int(counters.get("iterations", 0)),
                            f"refit as {preset} on the replay memory of {folder.name} "
                            f"({len(games)} games, {n} pairs, {steps} steps of {batch_size})")
     model = learner.export(games=int(counters.get("games", 0)), seed=seed, note=note)

@@ -39,5 +39,5 @@ def export_snapshot(run_dir: str | Path, out: str | Path) -> Path:
     counters = state.get("counters", {})
     iterations = int(counters.get("iterations", 0))
     games = int(counters.get("games", 0))
-    note = provenance_note(sp, reinforcement.name, iterations, f"snapshot of {folder.name}")
+    note = provenance_note(cfg, reinforcement.name, iterations, f"snapshot of {folder.name}")
     return save_model(learner.export(games=games, seed=cfg.seed, note=note), out)

@@ -46,7 +46,7 @@ from nets.learn.checkpoint import (
     rng_state,
     save_checkpoint,
 )
-from nets.learn.config import SelfPlayConfig, TrainConfig, load_config, to_dict, to_toml
+from nets.learn.config import TrainConfig, load_config, to_dict, to_toml
 from nets.learn.data import ReplayMemory, random_terminal_data
 from nets.learn.evaluation import MatchStats, Player, RandomPlayer, SearchPlayer, paired_matches
 from nets.learn.heuristics import reinforcement_for
@@ -81,10 +81,15 @@ class Counters:
     last_eval: int = -1             # iteration of the last evaluation
 
 
-def provenance_note(sp: SelfPlayConfig, heuristic: str, iterations: int, note: str) -> str:
+def provenance_note(cfg: TrainConfig, heuristic: str, iterations: int, note: str) -> str:
     """The model file's training note: how the network was trained, and ``note``."""
+    sp = cfg.selfplay
     budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
     warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
+    if cfg.network.init_model:
+        warm += f", initial weights {Path(cfg.network.init_model).name}"
+    if cfg.data.init_memory:
+        warm += f", replay memory of {Path(cfg.data.init_memory).name}"
     return (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
             f"{heuristic}{warm}, {iterations} iterations; {note}")
 
@@ -220,7 +225,7 @@ class Trainer:
         })
 
     def _export(self, note: str) -> LoadedModel:
-        text = provenance_note(self.cfg.selfplay, self.reinforcement.name,
+        text = provenance_note(self.cfg, self.reinforcement.name,
                                self.counters.iterations, note)
         return self.learner.export(games=self.counters.games, seed=self.cfg.seed, note=text)
 

@@ -148,11 +148,15 @@ def test_full_game_to_final_score() -> None:
             session.proc.kill()
 
 
-def test_version_names_search_and_evaluator() -> None:
-    session = Session(engine_command("ewn", "einstein"))
+@pytest.mark.parametrize(("extra", "evaluator"), [
+    ((), r"network:\S+/nets/shipped/einstein-setuprandom-firstred-merge_dicefalse\.dnet"),
+    (("--model", "none"), "heuristic")])
+def test_version_names_search_and_evaluator(extra: tuple[str, ...], evaluator: str) -> None:
+    """The shipped network is the default evaluator of the default EinStein game."""
+    session = Session(engine_command("ewn", "einstein", *extra))
     try:
         reply = session.gtp("version")
-        assert re.fullmatch(r"= \S+ \(expectiminimax, heuristic\)", reply), reply
+        assert re.fullmatch(rf"= \S+ \(expectiminimax, {evaluator}\)", reply), reply
         session.send("quit")
         assert session.close() == 0
     finally:

@@ -105,6 +105,8 @@ def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> Non
     assert trainer.memory.pairs == sum(len(values) for _, values in stored)
     initial = load_model(tmp_path / "warm" / "models" / "iter-000000.dnet", "hex(size=3)")
     assert initial.weights_sha256 == report.model.weights_sha256
+    assert "initial weights refit.dnet" in initial.training.note
+    assert f"replay memory of {run_dir.name}" in initial.training.note
     state = trainer.game.new_initial_state()
     assert trainer.network_evaluator.evaluate([state])[0] == pytest.approx(
         _native_value(source, state), abs=1e-6)
