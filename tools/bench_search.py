@@ -12,10 +12,7 @@ Two further measurements:
   is a network-sized batch call (a NumPy stand-in costing about what a small CPU value
   network costs per batch), which says whether search or evaluation is the bottleneck;
 - for the dice games, how expectiminimax batches such an evaluator (calls, positions a
-  call), since a network's per-call cost dominates at small batches;
-- for the dice games, expectiminimax nodes per second with the ``mlp`` preset network run
-  by the native backend (in C inside the search, seeded random weights) against the C
-  heuristic on the same positions and depth: the price of a network leaf.
+  call), since a network's per-call cost dominates at small batches.
 """
 
 from __future__ import annotations
@@ -179,32 +176,6 @@ def emm_batches(game: str, width: int = 256) -> dict[str, float] | None:
             "largest_call": max(sizes, default=0), "seconds": total}
 
 
-def native_ratio(game: str) -> dict[str, float] | None:
-    """Expectiminimax nodes/s with the native mlp network and with the C heuristic."""
-    if game not in BATCH_DEPTH:
-        return None
-    from nets.arch import preset
-    from nets.backends.native import mlp_evaluator
-    from nets.modelfile import make_model
-
-    depth = BATCH_DEPTH[game]
-    states = positions(game)
-    model = make_model(states[0].game, preset(game, "mlp"), seed=1)
-    out: dict[str, float] = {"depth": depth}
-    for label, make in (("heuristic", heuristic_for),
-                        ("native_mlp", lambda s: mlp_evaluator(model, s))):
-        nodes, elapsed = 0, 0.0
-        for state in states:
-            search = make_search("expectiminimax", make(state),
-                                 SearchParams(hash_mb=32, max_depth=depth))
-            result = search.run(state, Stopper(iterations=depth))
-            nodes += result.nodes
-            elapsed += result.time
-        out[f"{label}_nps"] = nodes / elapsed if elapsed > 0 else 0.0
-    out["ratio"] = out["native_mlp_nps"] / out["heuristic_nps"] if out["heuristic_nps"] else 0.0
-    return out
-
-
 def openspiel_comparison(seconds: float) -> list[dict[str, Any]] | None:
     try:
         from search_cy.search.bench_emm import bench_expectiminimax
@@ -227,13 +198,11 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
     share = evaluator_share(seconds * 2) if game in (None, "hex") else None
     emm = openspiel_comparison(seconds) if game in (None, "einstein") else None
     batches = {name: b for name in names if (b := emm_batches(name)) is not None}
-    natives = {name: ratio for name in names if (ratio := native_ratio(name)) is not None}
     if as_json:
         print(json.dumps({"suite": "search", "signature": signature,
                           "rows": [{**asdict(r), "nps": r.nps} for r in rows],
                           "evaluator_share": share, "einstein_vs_openspiel": emm,
-                          "expectiminimax_batches": batches,
-                          "native_mlp_vs_heuristic": natives}))
+                          "expectiminimax_batches": batches}))
         return 0
     print(f"{'game':<10} {'search':<15} {'positions':>9} {'nodes':>12} {'seconds':>8} "
           f"{'nodes/s':>12}")
@@ -249,10 +218,6 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
         print(f"\n{name} expectiminimax depth {b['depth']} with a network-sized batch "
               f"evaluator: {b['calls']:,} calls, {b['positions_per_call']:.1f} positions a "
               f"call (largest {b['largest_call']}), {b['seconds']:.2f} s")
-    for name, nat in natives.items():
-        print(f"\n{name} expectiminimax depth {nat['depth']:.0f}: mlp network (native) "
-              f"{nat['native_mlp_nps']:,.0f} nodes/s, C heuristic {nat['heuristic_nps']:,.0f} "
-              f"nodes/s, ratio {nat['ratio']:.2f}")
     if emm:
         print("\neinstein expectiminimax vs OpenSpiel (same positions and depth):")
         for row in emm:
