@@ -2,8 +2,8 @@
 
 An ``mlp`` model (nets/arch.py) runs in search_cy/eval/mlp_eval.pyx. Through
 ``network_evaluator`` the search gets that C evaluator itself: each position is valued
-when the search queues it, with no Python call and no GIL. So the network costs about what
-a C heuristic costs, not one ONNX Runtime call per expanded node. As a Backend
+when the search queues it, with no Python call and no GIL, instead of one ONNX Runtime
+call per expanded node. As a Backend
 (``evaluate`` on a planes batch: ``descent bench nets``, ``auto``'s measurement) it runs
 the same C code over the batch.
 

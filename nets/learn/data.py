@@ -238,6 +238,16 @@ def _node_value(node: tuple[Any, ...], results: list[tuple[float, bool, int]],
     return best[0], all_r or (best[1] and best[2] == win), best[2]
 
 
+def stored_rows(stored: npt.NDArray[Any], rows: npt.NDArray[np.int64],
+                shape: tuple[int, ...]) -> Planes:
+    """Rows ``rows`` of a replay memory's stored inputs (bit-packed uint8 or float32) as
+    float32 planes of ``shape``."""
+    picked = stored[rows]
+    if stored.dtype == np.uint8:
+        picked = np.unpackbits(picked, axis=1, count=int(np.prod(shape)))
+    return np.ascontiguousarray(picked, dtype=np.float32).reshape(len(rows), *shape)
+
+
 class ReplayMemory:
     """The data of the last ``capacity`` games (mu), at most ``max_pairs`` pairs: the
     oldest games drop out first (the newest game always stays).
@@ -280,11 +290,7 @@ class ReplayMemory:
             self.games.popleft()
 
     def _rows(self, stored: npt.NDArray[Any], rows: npt.NDArray[np.int64]) -> Planes:
-        size = int(np.prod(self.shape))
-        picked = stored[rows]
-        if stored.dtype == np.uint8:
-            picked = np.unpackbits(picked, axis=1, count=size)
-        return np.ascontiguousarray(picked, dtype=np.float32).reshape(len(rows), *self.shape)
+        return stored_rows(stored, rows, self.shape)
 
     def game(self, index: int) -> tuple[Planes, Values]:
         stored, values = self.games[index]

@@ -255,6 +255,12 @@ class Learner:
                                             weights_from_module(self.cpu_net),
                                             value=self.value_spec))
 
+    def training_only(self) -> None:
+        """No search reads this learner (a refit): drops the ORT session, and no update
+        rebuilds one; batch calls go to the live torch module."""
+        self.use_ort = False
+        self.backend.refresh(None)
+
     # -- export and checkpoints ------------------------------------------------------------
 
     def export(self, *, games: int, seed: int, note: str = "") -> LoadedModel:

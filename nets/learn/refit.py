@@ -5,7 +5,7 @@ pairs of the last games (every searched state with its search value). ``refit`` 
 network of another preset on those pairs, supervised, with the run's loss, optimiser
 settings and value convention, and no new games. The use: carry a run's knowledge to a
 cheaper network, e.g. the ``mlp`` preset that the native backend evaluates inside the
-search at the speed of a C heuristic.
+search, position by position, without a batch call.
 
 The newest ``holdout`` fraction of the games is kept out of training. The report gives the
 mean squared error on it, for the refitted network and for the run's own network (which
@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from nets.learn.checkpoint import load_checkpoint
 from nets.learn.config import load_config
+from nets.learn.data import stored_rows
 from nets.learn.heuristics import reinforcement_for
 from nets.learn.network import Learner
 from nets.learn.trainer import provenance_note
@@ -51,16 +52,11 @@ class PackedRows:
 
     def __init__(self, shape: tuple[int, ...], games: list[tuple[Any, Any]]) -> None:
         self.shape = shape
-        self.size = int(np.prod(shape))
         self.rows = np.concatenate([np.asarray(stored) for stored, _ in games])
         self.values = np.concatenate([np.asarray(v, dtype=np.float32) for _, v in games])
-        self.packed = self.rows.dtype == np.uint8
 
     def planes(self, index: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-        picked = self.rows[index]
-        if self.packed:
-            picked = np.unpackbits(picked, axis=1, count=self.size)
-        return np.ascontiguousarray(picked, dtype=np.float32).reshape(len(index), *self.shape)
+        return stored_rows(self.rows, index, self.shape)
 
 
 def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: int = 512,
@@ -101,6 +97,7 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
 
     torch.manual_seed(seed)
     learner = make(preset, seed)
+    learner.training_only()
     rng = np.random.default_rng(seed)
     losses: list[float] = []
     n = len(train.values)
