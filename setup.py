@@ -22,7 +22,8 @@ extensions = [
         [str(path)],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"],
+        # no FMA contraction: a network value must not depend on the CPU it runs on
+        extra_compile_args=["-O3", "-ffp-contract=off"],
     )
     for path in sorted(Path("search_cy").rglob("*.pyx"))
     # DESCENT_ONLY=hex,state rebuilds a subset during development.

@@ -731,6 +731,35 @@ cdef class DiceChessState(GameState):
         if self.die:
             _fill(out, 17 + self.die)
 
+    cdef int c_features(self, int* out, int sym) noexcept nogil:
+        # c_encode as a list: each piece and the en-passant square, then the planes that
+        # are all ones
+        cdef int n = 0, sq, pc, colour, i, rights
+        cdef int flip = 56 if sym == 1 else 0
+        for sq in range(64):
+            pc = self.board[sq]
+            if pc:
+                colour = (pc >> 3) ^ (sym == 1)
+                out[n] = (colour * 6 + (pc & 7) - 1) * 64 + (sq ^ flip)
+                n += 1
+        if self.ep >= 0:
+            out[n] = 17 * 64 + (self.ep ^ flip)
+            n += 1
+        rights = self.castling
+        if sym == 1:
+            rights = ((rights & 3) << 2) | (rights >> 2)
+        if (self.side == 0) != (sym == 1):
+            out[n] = NUM_PLANES * 64 + 12
+            n += 1
+        for i in range(4):
+            if rights >> i & 1:
+                out[n] = NUM_PLANES * 64 + 13 + i
+                n += 1
+        if self.die:
+            out[n] = NUM_PLANES * 64 + 17 + self.die
+            n += 1
+        return n
+
     cdef int c_history_length(self) noexcept nogil:
         return self.nundo
 

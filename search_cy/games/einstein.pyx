@@ -585,6 +585,27 @@ cdef class EinsteinState(GameState):
             for i in range(EWN_CELLS):
                 out[(12 + self.die) * EWN_CELLS + i] = 1.0
 
+    cdef int c_features(self, int* out, int sym) noexcept nogil:
+        # c_encode as a list: each cube, then the two planes that are all ones
+        cdef int n = 0, cell, code, colour, k
+        cdef bint exch = sym >= 2
+        for cell in range(EWN_CELLS):
+            code = self.board[cell]
+            if code:
+                colour = code > 6
+                k = code - 6 * colour
+                if exch:
+                    colour ^= 1
+                out[n] = (6 * colour + k - 1) * EWN_CELLS + SYM_CELL[sym][cell]
+                n += 1
+        if (self.side == 0) != exch:
+            out[n] = NUM_PLANES * EWN_CELLS + 12
+            n += 1
+        if self.die:
+            out[n] = NUM_PLANES * EWN_CELLS + 12 + self.die
+            n += 1
+        return n
+
     cdef int c_history_length(self) noexcept nogil:
         return self.nhist
 

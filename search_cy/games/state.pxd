@@ -30,6 +30,7 @@ cdef class GameState:
     cdef bint c_terminal(self) noexcept nogil
     cdef double c_value(self) noexcept nogil
     cdef void c_encode(self, float* out, int sym) noexcept nogil
+    cdef int c_features(self, int* out, int sym) noexcept nogil
     cdef bint c_sym_swaps_colours(self, int sym) noexcept nogil
     cdef int c_sym_action(self, int action, int sym) noexcept nogil
     cdef int c_history_length(self) noexcept nogil

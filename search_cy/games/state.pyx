@@ -63,6 +63,13 @@ cdef class GameState:
     cdef void c_encode(self, float* out, int sym) noexcept nogil:
         pass
 
+    cdef int c_features(self, int* out, int sym) noexcept nogil:
+        # The encoding as a list, for evaluators that sum weight rows (mlp_eval.pyx): the
+        # flat index (plane * H * W + cell) of each input that is 1, and planes * H * W + p
+        # for each plane p that is all ones; every other input is 0. Any order, at most
+        # planes * (H * W + 1) entries. -1: this game has no list form (read c_encode).
+        return -1
+
     cdef bint c_sym_swaps_colours(self, int sym) noexcept nogil:
         return False
 
@@ -184,6 +191,19 @@ cdef class GameState:
             raise ValueError(f"encode: buffer shape {tuple(out.shape)}, expected {self.encoding_shape}")
         self.c_encode(&view[0, 0, 0], symmetry)
         return out
+
+    def features(self, int symmetry=0):
+        """The encoding as a list (see c_features): an int32 array, or None when the game
+        has no list form."""
+        if not 0 <= symmetry < self.num_symmetries:
+            raise ValueError(f"symmetry {symmetry} out of range 0..{self.num_symmetries - 1}")
+        planes, height, width = self.encoding_shape
+        out = np.empty(planes * (height * width + 1), dtype=np.int32)
+        cdef int[::1] view = out
+        cdef int n = self.c_features(&view[0], symmetry)
+        if n < 0:
+            return None
+        return out[:n].copy()
 
     def symmetry_swaps_colours(self, int symmetry) -> bool:
         """True when symmetry exchanges the players (the value changes sign)."""

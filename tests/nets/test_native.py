@@ -46,6 +46,45 @@ def test_forward_equals_the_float64_reference(spec: str) -> None:
     assert np.allclose(backend.evaluate(batch), reference_forward(model, batch), atol=1e-5)
 
 
+@pytest.mark.parametrize("spec", ["einstein", "dicechess"])
+def test_a_value_does_not_depend_on_the_positions_valued_before_it(spec: str) -> None:
+    # the kernel clears all-ones planes in its scratch input: no trace may carry over
+    model = make_model(spec, mlp((40, 24)), seed=11)
+    states = nonterminal(spec, 60, seed=12)
+    one_by_one = [network_evaluator(model, s, backend="native").evaluate([s])[0]
+                  for s in states]
+    shared = network_evaluator(model, states[0], backend="native")
+    forwards = shared.evaluate(states)
+    backwards = shared.evaluate(states[::-1])[::-1]
+    assert np.array_equal(forwards, one_by_one)
+    assert np.array_equal(backwards, one_by_one)
+
+
+@pytest.mark.parametrize("spec", GAMES)
+def test_the_list_form_and_the_dense_form_give_the_same_bits(spec: str) -> None:
+    # a search values states from c_features where the game has it, forward() from planes
+    model = make_model(spec, mlp((40, 24)), seed=16)
+    states = nonterminal(spec, 60, seed=17)
+    searched = network_evaluator(model, states[0], backend="native").evaluate(states)
+    dense = make_backend("native", model).evaluate(encode_batch(states))
+    assert np.array_equal(np.float32(searched), dense)
+
+
+def test_all_ones_planes_and_fractional_inputs_equal_the_reference() -> None:
+    # the encoders give 0/1 planes; the kernel also takes any other input value
+    spec = "dicechess"
+    model = make_model(spec, mlp((48, 20)), seed=13)
+    rng = np.random.default_rng(14)
+    batch = encode_batch(nonterminal(spec, 30, seed=15))
+    batch[::3, 5] = 1.0                                   # another all-ones plane
+    batch[1::3, 7, :4] = rng.uniform(-2.0, 2.0, size=(len(batch[1::3]), 4, 8))
+    batch[2::3, 9, 3, 3] = 0.25
+    before = batch.copy()
+    got = make_backend("native", model).evaluate(batch)
+    assert np.array_equal(batch, before)                  # the caller's batch is untouched
+    assert np.allclose(got, reference_forward(model, batch), atol=1e-5)
+
+
 def test_scaled_linear_outputs_are_clipped_to_the_bounds() -> None:
     spec = "einstein"
     model = make_model(spec, mlp((16,)).with_output("linear"),

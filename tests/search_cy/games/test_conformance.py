@@ -199,6 +199,33 @@ def test_encoding_and_symmetries(spec: str) -> None:
         game.new_initial_state().encode(symmetry=99)
 
 
+@pytest.mark.parametrize("spec", SPECS)
+def test_the_list_form_of_the_encoding_is_the_encoding(spec: str) -> None:
+    # mlp_eval.pyx sums weight rows from c_features instead of scanning c_encode's planes
+    game = make_game(spec)
+    if game.new_initial_state().features() is None:
+        pytest.skip(f"{spec}: no list form (the evaluator reads the dense encoding)")
+    for seed in range(6):
+        states = _walk(spec, seed)
+        for state in states[:: max(1, len(states) // 15)]:
+            planes, height, width = state.encoding_shape
+            cells = height * width
+            for k in range(state.num_symmetries):
+                features = state.features(symmetry=k)
+                assert features is not None
+                assert len(set(features.tolist())) == len(features)
+                assert features.min(initial=0) >= 0
+                assert features.max(initial=0) < planes * (cells + 1)
+                dense = np.zeros(planes * cells, dtype=np.float32)
+                for f in features:
+                    if f < planes * cells:
+                        dense[f] = 1.0
+                    else:
+                        dense[(f - planes * cells) * cells:(f - planes * cells + 1) * cells] = 1.0
+                assert np.array_equal(dense.reshape(state.encoding_shape),
+                                      state.encode(symmetry=k))
+
+
 @pytest.mark.parametrize("spec", all_test_specs())
 def test_history_length_counts_what_undo_can_take_back(spec: str) -> None:
     state = make_game(spec).new_initial_state()
