@@ -36,8 +36,10 @@ def mlp_layers(model: LoadedModel) -> list[tuple[Any, Any]]:
             for name in names]
 
 
-def mlp_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0) -> MLPEvaluator:
-    """The C evaluator of ``model`` for searches on states like ``prototype``."""
+def mlp_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
+                  list_form: bool = True) -> MLPEvaluator:
+    """The C evaluator of ``model`` for searches on states like ``prototype``
+    (``list_form=False``: from the planes even where the game has a list form)."""
     if tuple(prototype.encoding_shape) != model.input_shape:
         raise ValueError(f"{model.name}: the model reads {model.input_shape}, the state "
                          f"encodes {prototype.encoding_shape}")
@@ -45,7 +47,7 @@ def mlp_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0) -
     plane = TO_MOVE_PLANE[model.game.name] if spec.view == "side_to_move" else -1
     return MLPEvaluator(prototype, mlp_layers(model), tanh_output=model.arch.output == "tanh",
                         scale=spec.scale, lo=spec.lo, hi=spec.hi, to_move_plane=plane,
-                        symmetry=symmetry)
+                        symmetry=symmetry, list_form=list_form)
 
 
 class NativeBackend:

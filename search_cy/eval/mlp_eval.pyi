@@ -10,12 +10,14 @@ from search_cy.search.evaluator import HeuristicEvaluator
 
 class MLPEvaluator(HeuristicEvaluator):
     symmetry: int
+    list_form: bool
     tanh_output: bool
     scale: float
     def __init__(self, prototype: GameState,
                  layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *, tanh_output: bool,
                  scale: float = ..., lo: float = ..., hi: float = ...,
-                 to_move_plane: int = ..., symmetry: int = ...) -> None: ...
+                 to_move_plane: int = ..., symmetry: int = ...,
+                 list_form: bool = ...) -> None: ...
     def load(self, layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]]) -> None: ...
     @property
     def widths_(self) -> tuple[int, ...]: ...

@@ -66,7 +66,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
     ``layers``: [(weight, bias), ...] in forward order, weight shaped (out, in) as in the
     model file, the last layer having one output; ReLU after every layer but the last.
     ``to_move_plane`` >= 0 when the outputs are in the side to move's view (the plane that
-    is all ones when player 0 is to move in the encoded frame).
+    is all ones when player 0 is to move in the encoded frame). ``list_form=False`` values
+    every state from its planes even where its game has a list form (for comparisons).
     """
 
     cdef descent_mlp net                 # weights and kernel scratch (mlp_kernel.h)
@@ -74,6 +75,7 @@ cdef class MLPEvaluator(HeuristicEvaluator):
     cdef float* x                        # encoded position, zero padded to a multiple of 8
     cdef int* f                          # the position as a list (GameState.c_features)
     cdef readonly int symmetry
+    cdef readonly bint list_form
     cdef readonly bint tanh_output
     cdef readonly double scale
 
@@ -83,7 +85,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         self.f = NULL
 
     def __init__(self, GameState prototype, layers, *, bint tanh_output, double scale=1.0,
-                 double lo=-1.0, double hi=1.0, int to_move_plane=-1, int symmetry=0):
+                 double lo=-1.0, double hi=1.0, int to_move_plane=-1, int symmetry=0,
+                 bint list_form=True):
         if not lo < hi:
             raise ValueError("bounds need lo < hi")
         if not 0 <= symmetry < prototype.num_symmetries:
@@ -99,6 +102,7 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         self.tanh_output = tanh_output
         self.to_move_plane = to_move_plane
         self.symmetry = symmetry
+        self.list_form = list_form
         self.load(layers)
 
     def __dealloc__(self):
@@ -202,7 +206,7 @@ cdef class MLPEvaluator(HeuristicEvaluator):
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         cdef double v
         cdef bint flip = False
-        cdef int i, nf = s.c_features(self.f, self.symmetry)
+        cdef int i, nf = s.c_features(self.f, self.symmetry) if self.list_form else -1
         if nf >= 0:
             # the list form: no dense encoding to write and scan
             if self.to_move_plane >= 0:

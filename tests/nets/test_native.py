@@ -63,11 +63,14 @@ def test_a_value_does_not_depend_on_the_positions_valued_before_it(spec: str) ->
 @pytest.mark.parametrize("spec", GAMES)
 def test_the_list_form_and_the_dense_form_give_the_same_bits(spec: str) -> None:
     # a search values states from c_features where the game has it, forward() from planes
-    model = make_model(spec, mlp((40, 24)), seed=16)
+    model = make_model(spec, mlp((40, 24)), value=ValueSpec(view="side_to_move"), seed=16)
     states = nonterminal(spec, 60, seed=17)
-    searched = network_evaluator(model, states[0], backend="native").evaluate(states)
-    dense = make_backend("native", model).evaluate(encode_batch(states))
-    assert np.array_equal(np.float32(searched), dense)
+    listed = network_evaluator(model, states[0], backend="native")
+    assert isinstance(listed, MLPEvaluator) and listed.list_form
+    planes = mlp_evaluator(model, states[0], list_form=False)
+    assert np.array_equal(listed.evaluate(states), planes.evaluate(states))
+    raw = make_backend("native", model).evaluate(encode_batch(states))
+    assert np.array_equal(np.float32(np.abs(planes.evaluate(states))), np.abs(raw))
 
 
 def test_all_ones_planes_and_fractional_inputs_equal_the_reference() -> None:
