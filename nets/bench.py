@@ -10,7 +10,12 @@ Two tables:
    rate on the same batches (evaluations per second of time inside ``evaluate``), and the
    backend alone on a batch of the search's mean size, measured apart. The overhead is
    the share of search time outside the backend: what the search, the encoding and the
-   Python call cost (target: under 10%).
+   Python call cost (target: under 10%);
+3. the native backend's leaf inside expectiminimax on the dice games (``mlp`` preset):
+   nodes per second at a fixed node budget from seeded positions, with the network read
+   from the game's list form and from its planes (the same values, so the same tree: their
+   ratio is the list form's gain), next to the C heuristic's rate in the same run (its
+   tree differs: a reference, not a like-for-like ratio).
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ from search_cy.search.stopper import Stopper
 GAMES = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
 BATCHES = (1, 16, 64, 121, 256)
 BENCH_PRESETS = ("paper", "cpu", "mlp")   # tiny is for tests; ask for it with presets=
+
+
+@dataclass
+class LeafRow:
+    game: str
+    leaf: str                # heuristic | mlp, planes | mlp, list form
+    nodes: int
+    nodes_per_s: float
+    heuristic_ratio: float   # the heuristic's nodes/s over this row's
 
 
 @dataclass
@@ -178,6 +192,44 @@ def _native_search_row(model: LoadedModel, root: Any, seconds: float) -> SearchR
                      round(alone, 1), round(alone, 1), 0.0)
 
 
+def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[LeafRow]:
+    """Expectiminimax with the C heuristic, then the native mlp leaf from planes and from
+    the list form, runs interleaved (best of three) so that machine load hits all alike."""
+    from nets.backends.native import mlp_evaluator
+    from search_cy.eval.heuristics import heuristic_for
+
+    rows = []
+    for game in games:
+        if game == "hex":
+            continue
+        g = make_game(GAMES[game])
+        states = [s for s in sample_positions(g, 3 * positions, seed=7)
+                  if not s.is_terminal() and not s.is_chance_node()][:positions]
+        model = make_model(g, preset(game, "mlp"), seed=1)
+        leaves = {"heuristic": heuristic_for(g),
+                  "mlp, planes": mlp_evaluator(model, states[0], list_form=False),
+                  "mlp, list form": mlp_evaluator(model, states[0])}
+        # the budget from a first timed run with the heuristic: about seconds / 3 a pass
+        probe_search = make_search("expectiminimax", leaves["heuristic"], SearchParams())
+        probe_result = probe_search.run(states[0], Stopper(time=seconds / (3 * len(states))))
+        budget = max(1000, probe_result.nodes)
+        best: dict[str, tuple[int, float]] = {}
+        for _ in range(3):
+            for name, leaf in leaves.items():
+                search = make_search("expectiminimax", leaf, SearchParams(keep_tree=False))
+                nodes, start = 0, time.perf_counter()
+                for state in states:
+                    nodes += search.run(state, Stopper(nodes=budget)).nodes
+                per_s = nodes / max(time.perf_counter() - start, 1e-9)
+                if per_s > best.get(name, (0, 0.0))[1]:
+                    best[name] = (nodes, per_s)
+        reference = best["heuristic"][1]
+        for name, (nodes, per_s) in best.items():
+            rows.append(LeafRow(g.spec, name, nodes, round(per_s, 1),
+                                round(reference / per_s, 3)))
+    return rows
+
+
 def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
          presets: tuple[str, ...] = BENCH_PRESETS, batches: tuple[int, ...] = BATCHES,
          search: bool = True) -> int:
@@ -189,10 +241,12 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
     cpu = f"{_cpu_model()}, {platform.machine()}"
     rows = bench_rates(games, presets, seconds, batches, variants)
     search_rows = bench_search(presets, seconds, variants) if search and "hex" in games else []
+    leaf_rows = bench_leaf(games, seconds) if search and "mlp" in presets else []
     if as_json:
         print(json.dumps({"cpu": cpu, "backends": [f"{n}/{p}" for n, p in variants],
                           "rates": [asdict(r) for r in rows],
-                          "search": [asdict(r) for r in search_rows]}, indent=1))
+                          "search": [asdict(r) for r in search_rows],
+                          "leaf": [asdict(r) for r in leaf_rows]}, indent=1))
         return 0
     print(f"network inference, positions/s (CPU: {cpu}; seeded random weights, real "
           "positions)")
@@ -218,4 +272,13 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
             print(f"{s.preset:7s} {s.backend:18s} {s.evaluations:7d} {s.mean_batch:10.1f} "
                   f"{s.effective_per_s:12.0f} {s.raw_per_s:9.0f} {s.alone_per_s:9.0f} "
                   f"{100 * s.overhead:8.1f}%")
+    if leaf_rows:
+        print()
+        print("the native leaf inside expectiminimax (mlp preset, seeded weights, fixed node "
+              "budget): nodes/s")
+        print(f"{'game':40s} {'leaf':15s} {'nodes':>9s} {'nodes/s':>11s} "
+              f"{'heuristic x':>12s}")
+        for r in leaf_rows:
+            print(f"{r.game:40s} {r.leaf:15s} {r.nodes:9d} {r.nodes_per_s:11.0f} "
+                  f"{r.heuristic_ratio:12.2f}")
     return 0

@@ -96,6 +96,20 @@ def test_bench_nets_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert np.isfinite([r["positions_per_s"] for r in data["rates"]]).all()
 
 
+def test_bench_nets_times_the_native_leaf_inside_expectiminimax(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status = bench.main(game="dicechess", as_json=True, seconds=0.05, presets=("mlp",),
+                        batches=(1,))
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0
+    leaves = {r["leaf"]: r for r in data["leaf"]}
+    assert set(leaves) == {"heuristic", "mlp, planes", "mlp, list form"}
+    assert leaves["heuristic"]["heuristic_ratio"] == 1.0
+    # the same values give the same tree: both network rows searched the same nodes
+    assert leaves["mlp, planes"]["nodes"] == leaves["mlp, list form"]["nodes"]
+    assert all(r["nodes_per_s"] > 0 for r in data["leaf"])
+
+
 def test_bench_nets_is_a_suite_of_the_bench_command(private_cache: Path) -> None:
     result = descent("bench", "--help", cache=private_cache)
     assert result.returncode == 0 and "nets" in result.stdout
