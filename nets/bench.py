@@ -278,7 +278,7 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
               "budget): nodes/s")
         print(f"{'game':40s} {'leaf':15s} {'nodes':>9s} {'nodes/s':>11s} "
               f"{'heuristic x':>12s}")
-        for r in leaf_rows:
-            print(f"{r.game:40s} {r.leaf:15s} {r.nodes:9d} {r.nodes_per_s:11.0f} "
-                  f"{r.heuristic_ratio:12.2f}")
+        for leaf in leaf_rows:
+            print(f"{leaf.game:40s} {leaf.leaf:15s} {leaf.nodes:9d} {leaf.nodes_per_s:11.0f} "
+                  f"{leaf.heuristic_ratio:12.2f}")
     return 0
