@@ -38,7 +38,7 @@ from libc.stdint cimport uint64_t, int8_t
 from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memcpy, memset
 
-from search_cy.games.state cimport GameState, CHANCE, TERMINAL
+from search_cy.games.state cimport GameState, CHANCE, TERMINAL, encode_features
 from search_cy.games.zobrist cimport fill_keys, splitmix64
 
 from search_cy.games.state import NotationError
@@ -430,12 +430,6 @@ cdef void _count_moves(DiceChessState s, int* cnt) noexcept nogil:
     cnt[0] = cnt[PAWN] + plain + cnt[KING]
 
 
-cdef inline void _fill(float* out, int plane) noexcept nogil:
-    cdef int i
-    for i in range(64):
-        out[plane * 64 + i] = 1.0
-
-
 cdef inline int _put(DiceChessState s, int sq, int pc) noexcept nogil:
     cdef uint64_t b = (<uint64_t>1) << sq
     s.board[sq] = pc
@@ -710,30 +704,12 @@ cdef class DiceChessState(GameState):
         return (action & ~4095) | ((action & 63) ^ 56) | ((((action >> 6) & 63) ^ 56) << 6)
 
     cdef void c_encode(self, float* out, int sym) noexcept nogil:
-        cdef int sq, pc, colour, i, rights
-        cdef int flip = 56 if sym == 1 else 0
-        memset(out, 0, NUM_PLANES * 64 * sizeof(float))
-        for sq in range(64):
-            pc = self.board[sq]
-            if pc:
-                colour = (pc >> 3) ^ (sym == 1)
-                out[(colour * 6 + (pc & 7) - 1) * 64 + (sq ^ flip)] = 1.0
-        rights = self.castling
-        if sym == 1:
-            rights = ((rights & 3) << 2) | (rights >> 2)
-        if (self.side == 0) != (sym == 1):
-            _fill(out, 12)
-        for i in range(4):
-            if rights >> i & 1:
-                _fill(out, 13 + i)
-        if self.ep >= 0:
-            out[17 * 64 + (self.ep ^ flip)] = 1.0
-        if self.die:
-            _fill(out, 17 + self.die)
+        cdef int features[NUM_PLANES * 65]
+        encode_features(out, features, self.c_features(features, sym), NUM_PLANES, 64)
 
     cdef int c_features(self, int* out, int sym) noexcept nogil:
-        # c_encode as a list: each piece and the en-passant square, then the planes that
-        # are all ones
+        # planes 0..5 White pawn..king, 6..11 Black, 12 White to move, 13..16 castling
+        # rights, 17 the en-passant square, 18..23 pending die 1..6 (c_encode writes them)
         cdef int n = 0, sq, pc, colour, i, rights
         cdef int flip = 56 if sym == 1 else 0
         for sq in range(64):

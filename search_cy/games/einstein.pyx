@@ -39,7 +39,7 @@ from itertools import permutations
 from libc.stdint cimport uint64_t, int8_t, int16_t
 from libc.string cimport memcpy, memset
 
-from search_cy.games.state cimport GameState, CHANCE, TERMINAL
+from search_cy.games.state cimport GameState, CHANCE, TERMINAL, encode_features
 from search_cy.games.zobrist cimport fill_keys
 
 from search_cy.games.state import IllegalActionError, NotationError
@@ -567,26 +567,11 @@ cdef class EinsteinState(GameState):
     cdef void c_encode(self, float* out, int sym) noexcept nogil:
         # planes 0..5 Red cubes 1..6, 6..11 Blue cubes 1..6, 12 Red to move/roll/set up,
         # 13..18 pending die 1..6
-        cdef int i, cell, code, colour, k
-        cdef bint exch = sym >= 2
-        memset(out, 0, NUM_PLANES * EWN_CELLS * sizeof(float))
-        for cell in range(EWN_CELLS):
-            code = self.board[cell]
-            if code:
-                colour = code > 6
-                k = code - 6 * colour
-                if exch:
-                    colour ^= 1
-                out[(6 * colour + k - 1) * EWN_CELLS + SYM_CELL[sym][cell]] = 1.0
-        if (self.side == 0) != exch:
-            for i in range(EWN_CELLS):
-                out[12 * EWN_CELLS + i] = 1.0
-        if self.die:
-            for i in range(EWN_CELLS):
-                out[(12 + self.die) * EWN_CELLS + i] = 1.0
+        cdef int features[NUM_PLANES * (EWN_CELLS + 1)]
+        encode_features(out, features, self.c_features(features, sym), NUM_PLANES, EWN_CELLS)
 
     cdef int c_features(self, int* out, int sym) noexcept nogil:
-        # c_encode as a list: each cube, then the two planes that are all ones
+        # each cube, then the planes that are all ones (c_encode writes them)
         cdef int n = 0, cell, code, colour, k
         cdef bint exch = sym >= 2
         for cell in range(EWN_CELLS):

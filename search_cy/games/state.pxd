@@ -11,6 +11,10 @@ cdef enum:
     CHANCE = -1      # current_player() at a chance node
     TERMINAL = -4    # current_player() at a terminal state
 
+cdef void encode_features(float* out, const int* features, int n, int planes,
+                          int cells) noexcept nogil
+
+
 cdef class GameState:
     cdef readonly object game        # the Game descriptor this state belongs to
     cdef readonly int max_actions    # bound on legal_actions() at any player node

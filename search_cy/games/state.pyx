@@ -6,6 +6,7 @@ written once against them, so the Python view of every game behaves the same way
 """
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 
 import numpy as np
 cimport numpy as cnp
@@ -22,6 +23,22 @@ class IllegalActionError(ValueError):
 
 class NotationError(ValueError):
     """Malformed move, cell or position text (state unchanged)."""
+
+
+cdef void encode_features(float* out, const int* features, int n, int planes,
+                          int cells) noexcept nogil:
+    """Writes the planes that a list form (GameState.c_features) stands for: a game that
+    has a list form encodes through it, so the two cannot disagree."""
+    cdef int i, c, f
+    memset(out, 0, planes * cells * sizeof(float))
+    for i in range(n):
+        f = features[i]
+        if f < planes * cells:
+            out[f] = 1.0
+        else:
+            f = (f - planes * cells) * cells
+            for c in range(cells):
+                out[f + c] = 1.0
 
 
 cdef class GameState:
