@@ -276,9 +276,9 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
         print()
         print("the native leaf inside expectiminimax (mlp preset, seeded weights, fixed node "
               "budget): nodes/s")
-        print(f"{'game':40s} {'leaf':15s} {'nodes':>9s} {'nodes/s':>11s} "
+        print(f"{'game':50s} {'leaf':15s} {'nodes':>9s} {'nodes/s':>11s} "
               f"{'heuristic x':>12s}")
         for leaf in leaf_rows:
-            print(f"{leaf.game:40s} {leaf.leaf:15s} {leaf.nodes:9d} {leaf.nodes_per_s:11.0f} "
+            print(f"{leaf.game:50s} {leaf.leaf:15s} {leaf.nodes:9d} {leaf.nodes_per_s:11.0f} "
                   f"{leaf.heuristic_ratio:12.2f}")
     return 0
