@@ -160,7 +160,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         for k, (wt, bias) in enumerate(checked):
             n_in, n_out = wt.shape[0], wt.shape[1]
             self.net.widths[k + 1] = n_out
-            self.net.stride[k] = (n_out + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK * DESCENT_MLP_CHUNK
+            self.net.stride[k] = ((n_out + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK
+                                  * DESCENT_MLP_CHUNK)
             self.max_width = max(self.max_width, self.net.stride[k])
             self.net.weights[k] = _zeros(n_in * self.net.stride[k])
             self.net.biases[k] = _zeros(self.net.stride[k])
@@ -174,6 +175,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
                        n_out * sizeof(float))
             memcpy(self.net.biases[k], &bv[0], n_out * sizeof(float))
         n_out = self.net.stride[0]
+        # a list form may hold up to n_in + planes entries (GameState.c_features)
+        self.max_width = max(self.max_width, self.n_in + self.net.planes)
         self.net.plane_sums = _zeros(self.net.planes * n_out)
         self.net.rows1 = <const float**>malloc(self.max_width * sizeof(float*))
         self.net.rows = <const float**>malloc(self.max_width * sizeof(float*))
