@@ -1,6 +1,6 @@
 """``descent bench nets``: network inference speed per backend, preset and batch size.
 
-Two tables:
+Three tables:
 
 1. positions per second of every available backend (fp32; TensorRT also fp16) for every
    preset of each game at batch sizes 1, 16, 64, 121 and 256, on real encoded positions
