@@ -46,14 +46,17 @@ def test_forward_equals_the_float64_reference(spec: str) -> None:
     assert np.allclose(backend.evaluate(batch), reference_forward(model, batch), atol=1e-5)
 
 
-@pytest.mark.parametrize("spec", ["einstein", "dicechess"])
-def test_a_value_does_not_depend_on_the_positions_valued_before_it(spec: str) -> None:
-    # the kernel clears all-ones planes in its scratch input: no trace may carry over
+@pytest.mark.parametrize("spec", ["hex(size=5)", "einstein", "dicechess"])
+@pytest.mark.parametrize("list_form", [True, False])
+def test_a_value_does_not_depend_on_the_positions_valued_before_it(spec: str,
+                                                                   list_form: bool) -> None:
+    # the dense path clears all-ones planes in its scratch input, the list path sorts its
+    # scratch list: no trace of one position may carry over to the next
     model = make_model(spec, mlp((40, 24)), seed=11)
     states = nonterminal(spec, 60, seed=12)
-    one_by_one = [network_evaluator(model, s, backend="native").evaluate([s])[0]
+    one_by_one = [mlp_evaluator(model, s, list_form=list_form).evaluate([s])[0]
                   for s in states]
-    shared = network_evaluator(model, states[0], backend="native")
+    shared = mlp_evaluator(model, states[0], list_form=list_form)
     forwards = shared.evaluate(states)
     backwards = shared.evaluate(states[::-1])[::-1]
     assert np.array_equal(forwards, one_by_one)
