@@ -30,7 +30,7 @@ from typing import Any
 
 from nets.learn.heuristics import ALL_KINDS
 
-LEARNING_MODES = ("tree", "root", "terminal")
+LEARNING_MODES = ("tree", "root", "terminal", "chance")
 STOCHASTIC_MODES = ("expectiminimax", "determinization")
 SELECTIONS = ("ordinal", "epsilon_greedy", "softmax", "best")
 LEARNING_SEARCHES = ("descent", "ubfm", "ubfms", "mcts", "expectiminimax")
@@ -65,7 +65,8 @@ class SelfPlayConfig:
     #                               else run.hours of training time, else 1000 iterations)
     temperature: float = 1.0      # softmax temperature (values normalised to [-1, 1])
     completed: bool = True        # completed selection: take resolved wins, avoid losses
-    learning: str = "tree"        # tree | root | terminal
+    learning: str = "tree"        # tree | root | terminal | chance (dice games: the roll
+    #                               before each move searched as a root, expectiminimax)
     terminals: bool = True        # tree learning: include the terminal states reached
     stochastic: str = "expectiminimax"  # expectiminimax | determinization (dice games)
     games_per_iteration: int = 1  # self-play games before each update
@@ -170,6 +171,8 @@ def validate(cfg: TrainConfig) -> None:
     if sp.learning == "tree" and sp.search not in TREE_SEARCHES:
         _fail(f"tree learning needs a tree search ({', '.join(TREE_SEARCHES)}), "
               f"not {sp.search}")
+    if sp.learning == "chance" and sp.search != "expectiminimax":
+        _fail("chance learning searches chance roots: selfplay.search = \"expectiminimax\"")
     if sp.heuristic not in ALL_KINDS:
         _fail(f"selfplay.heuristic must be one of {', '.join(ALL_KINDS)}")
     if sp.heuristic not in ("gain", "depth_add", "depth_mul") and sp.search == "mcts":

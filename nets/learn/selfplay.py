@@ -20,6 +20,13 @@ Stochastic games (``stochastic``):
   draws, chance-state hash -> outcome). At the end of the match the chance states the
   match jumped through are added to the data, each labelled with the value of its
   realised successor (the next search's root value, or the final result).
+
+Chance learning (``learning = "chance"``, stochastic games, expectiminimax): the chance
+state before each move (the roll) is searched as a root of its own, expectiminimax's
+expectation over the outcomes, and labelled with that value; the move is then chosen by
+a search of the realised outcome, as usual. Root learning labels the states after the
+roll, with the die known; a play search values its leaves right after a move, before the
+next roll, so those are the states this mode learns.
 """
 
 from __future__ import annotations
@@ -116,6 +123,9 @@ class SelfPlayer:
         # the Python walk is needed when the targets are not the search's own values
         self.walk = tree_search and reinforcement.custom
         self.recompute = self.walk and cfg.search != "mcts"
+        self.chance_roots = cfg.learning == "chance"
+        if self.chance_roots and not self.stochastic:
+            raise ValueError("selfplay.learning = \"chance\" needs a game with chance nodes")
 
     def play(self, rng: np.random.Generator, epsilon: float, seed: int) -> GameRecord:
         """One match. ``rng`` draws chance outcomes and moves; ``epsilon`` is the
@@ -143,6 +153,13 @@ class SelfPlayer:
                     outcome = fixed.setdefault(key, fixed_outcome(state, det_seed))
                 else:
                     outcome = draw_outcome(state.chance_outcomes(), rng.random())
+                if self.chance_roots and before_move(state):
+                    result = runner.run(state, move_stopper(cfg.iterations, cfg.seconds,
+                                                            cfg.nodes))
+                    record.search_nodes += result.nodes
+                    record.search_iterations += result.iterations
+                    record.evaluations += result.evaluations
+                    tree_store.put(state, result.value, result.resolved)
                 record.chance_events.append((key, outcome))
                 if cfg.learning == "terminal" or self.determinize:
                     path_store.put(state, math.nan, False)
@@ -205,7 +222,7 @@ class SelfPlayer:
                     path_store.label(key, label, False)
                 else:
                     label = value
-        if self.walk or cfg.learning == "root":
+        if self.walk or cfg.learning in ("root", "chance"):
             parts = [path_store.arrays(), tree_store.arrays(exclude=set(path_store.index))]
         elif self.determinize:
             byte_store.add(*path_store.arrays())    # the path's labels win over the tree's
@@ -216,6 +233,17 @@ class SelfPlayer:
         record.values = np.concatenate([p[1] for p in parts]).astype(np.float32, copy=False)
         record.resolved = np.concatenate([p[2] for p in parts])
         return record
+
+
+def before_move(state: GameState) -> bool:
+    """Whether the chance state ``state`` leads straight to a move (a roll, not a set-up
+    draw followed by another chance state). Its first outcome decides: a game's chance
+    states of one kind lead to states of one kind."""
+    state.apply_action(state.chance_outcomes()[0][0])
+    try:
+        return not state.is_terminal() and not state.is_chance_node()
+    finally:
+        state.undo()
 
 
 def _has_chance(game: Game) -> bool:

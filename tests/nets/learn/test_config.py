@@ -31,6 +31,7 @@ def test_config_round_trips_through_toml(tmp_path: Path) -> None:
     ({"selfplay": {"serch": "descent"}}, "unknown key selfplay.serch"),
     ({"selfplay": {"iterations": "many"}}, "must be an integer"),
     ({"selfplay": {"learning": "tree", "search": "expectiminimax"}}, "tree search"),
+    ({"selfplay": {"learning": "chance", "search": "descent"}}, "chance roots"),
     ({"eval": {"games": 3}}, "even"),
     ({"colour": 1}, "unknown key"),
     ({"update": {"device": "tpu"}}, "device"),

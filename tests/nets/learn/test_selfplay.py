@@ -10,8 +10,10 @@ import pytest
 from nets.learn.config import SelfPlayConfig
 from nets.learn.heuristics import reinforcement_for
 from nets.learn.network import Learner
-from nets.learn.selfplay import GameRecord, SelfPlayer, selection_view
+from nets.learn.selfplay import GameRecord, SelfPlayer, before_move, selection_view
+from search_cy.eval.heuristics import heuristic_for
 from search_cy.games.registry import make_game
+from search_cy.games.state import GameState
 from search_cy.search.api import ChildStat, SearchResult
 
 
@@ -87,6 +89,52 @@ def test_determinization_fixes_outcomes_and_adds_the_chance_states() -> None:
         assert rows[row] == pytest.approx(reinf.terminal(state))
     plain, _ = play("einstein", seed=2, iterations=6)
     assert plain.fixed == {}
+
+
+def one_ply_expectation(state: GameState) -> float:
+    """Expectiminimax of a roll at one move's depth, by hand: each outcome's mover takes
+    the best heuristic (or terminal) value among its moves, weighted by the outcome's
+    probability."""
+    heuristic = heuristic_for(state)
+    lo, hi = heuristic.bounds
+    total = 0.0
+    for outcome, probability in state.chance_outcomes():
+        state.apply_action(outcome)
+        sign = 1.0 if state.current_player() == 0 else -1.0
+        values = []
+        for action in state.legal_actions():
+            state.apply_action(action)
+            values.append(state.terminal_value() if state.is_terminal()
+                          else min(hi, max(lo, float(heuristic.evaluate([state])[0]))))
+            state.undo()
+        state.undo()
+        total += probability * sign * max(sign * v for v in values)
+    return total
+
+
+@pytest.mark.parametrize("spec", ["einstein", "dicechess"])
+def test_chance_learning_labels_each_roll_with_its_expectation(spec: str) -> None:
+    game = make_game(spec)
+    cfg = SelfPlayConfig(search="expectiminimax", learning="chance", iterations=1,
+                         hash_mb=4, selection="best")
+    reinf = reinforcement_for(game.new_initial_state(), cfg.heuristic)
+    record = SelfPlayer(game, cfg, reinf, heuristic_for(game)).play(
+        np.random.default_rng(4), 1.0, 4)
+    rows = {row.tobytes(): float(v) for row, v in zip(record.planes, record.values,
+                                                       strict=True)}
+    state = game.new_initial_state()
+    rolls = 0
+    for action in record.actions:
+        if state.is_chance_node() and before_move(state):
+            assert rows[state.encode().tobytes()] == pytest.approx(
+                one_ply_expectation(state), abs=1e-6)   # stored as float32
+            rolls += 1
+        state.apply_action(action)
+    assert rolls == record.moves            # one roll before each move, and only rolls
+    n_syms = len(record.values) // rolls
+    assert len(record.values) == n_syms * rolls and n_syms >= 2
+    with pytest.raises(ValueError, match="chance nodes"):
+        SelfPlayer(make_game("hex(size=3)"), cfg, reinf, heuristic_for("hex(size=3)"))
 
 
 def test_presence_heuristic_on_einstein() -> None:
