@@ -67,6 +67,9 @@ class SelfPlayConfig:
     completed: bool = True        # completed selection: take resolved wins, avoid losses
     learning: str = "tree"        # tree | root | terminal | chance (dice games: the roll
     #                               before each move searched as a root, expectiminimax)
+    outcome_weight: float = 0.0   # root and chance learning: a label is this share of the
+    #                               game's outcome plus the rest of the search's value (a
+    #                               resolved value is kept as it is)
     terminals: bool = True        # tree learning: include the terminal states reached
     stochastic: str = "expectiminimax"  # expectiminimax | determinization (dice games)
     games_per_iteration: int = 1  # self-play games before each update
@@ -173,6 +176,11 @@ def validate(cfg: TrainConfig) -> None:
               f"not {sp.search}")
     if sp.learning == "chance" and sp.search != "expectiminimax":
         _fail("chance learning searches chance roots: selfplay.search = \"expectiminimax\"")
+    if not 0.0 <= sp.outcome_weight <= 1.0:
+        _fail("selfplay.outcome_weight must be in [0, 1]")
+    if sp.outcome_weight and sp.learning not in ("root", "chance"):
+        _fail("selfplay.outcome_weight mixes the outcome into root or chance labels; "
+              f"{sp.learning} learning has no search label to mix")
     if sp.heuristic not in ALL_KINDS:
         _fail(f"selfplay.heuristic must be one of {', '.join(ALL_KINDS)}")
     if sp.heuristic not in ("gain", "depth_add", "depth_mul") and sp.search == "mcts":

@@ -85,6 +85,12 @@ class StateStore:
     def value(self, key: int) -> float:
         return self.values[self.index[key]]
 
+    def mix_unresolved(self, target: float, weight: float) -> None:
+        """Move every unresolved label ``weight`` of the way to ``target``."""
+        for at, resolved in enumerate(self.resolved):
+            if not resolved:
+                self.values[at] = (1.0 - weight) * self.values[at] + weight * target
+
     def arrays(self, exclude: set[int] | None = None
                ) -> tuple[Planes, Values, npt.NDArray[np.bool_]]:
         """(planes, values, resolved), one row per state and symmetry (colour-swapping

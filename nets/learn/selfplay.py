@@ -27,6 +27,10 @@ expectation over the outcomes, and labelled with that value; the move is then ch
 a search of the realised outcome, as usual. Root learning labels the states after the
 roll, with the die known; a play search values its leaves right after a move, before the
 next roll, so those are the states this mode learns.
+
+``outcome_weight`` (root and chance learning) moves each unresolved label that share of
+the way to the game's outcome: the search's value holds what its evaluation knows, the
+outcome what it does not, with less noise than the outcome alone.
 """
 
 from __future__ import annotations
@@ -210,6 +214,10 @@ class SelfPlayer:
         final = reinf.terminal(state)
         record.result = float(state.terminal_value())
         record.fixed = fixed
+        if cfg.outcome_weight:
+            # the search's value carries the teacher's knowledge, the outcome what the
+            # teacher does not know; resolved values are exact and kept
+            tree_store.mix_unresolved(final, cfg.outcome_weight)
         if cfg.learning == "terminal":
             path_store.put(state, final, True)
             for _, key, _ in path:

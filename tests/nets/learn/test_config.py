@@ -32,6 +32,8 @@ def test_config_round_trips_through_toml(tmp_path: Path) -> None:
     ({"selfplay": {"iterations": "many"}}, "must be an integer"),
     ({"selfplay": {"learning": "tree", "search": "expectiminimax"}}, "tree search"),
     ({"selfplay": {"learning": "chance", "search": "descent"}}, "chance roots"),
+    ({"selfplay": {"outcome_weight": 1.5, "learning": "root"}}, "outcome_weight must be"),
+    ({"selfplay": {"outcome_weight": 0.5}}, "no search label to mix"),
     ({"eval": {"games": 3}}, "even"),
     ({"colour": 1}, "unknown key"),
     ({"update": {"device": "tpu"}}, "device"),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
 from nets.learn.config import SelfPlayConfig
+from nets.learn.data import StateStore, symmetry_list
 from nets.learn.heuristics import reinforcement_for
 from nets.learn.network import Learner
 from nets.learn.selfplay import GameRecord, SelfPlayer, before_move, selection_view
@@ -135,6 +137,34 @@ def test_chance_learning_labels_each_roll_with_its_expectation(spec: str) -> Non
     assert len(record.values) == n_syms * rolls and n_syms >= 2
     with pytest.raises(ValueError, match="chance nodes"):
         SelfPlayer(make_game("hex(size=3)"), cfg, reinf, heuristic_for("hex(size=3)"))
+
+
+@pytest.mark.parametrize("learning", ["chance", "root"])
+def test_outcome_weight_moves_unresolved_labels_toward_the_outcome(learning: str) -> None:
+    game = make_game("einstein")
+    plain = SelfPlayConfig(search="expectiminimax", learning=learning, iterations=1,
+                           hash_mb=4, selection="best")
+    mixed = replace(plain, outcome_weight=0.25)
+    reinf = reinforcement_for(game.new_initial_state(), plain.heuristic)
+    before, after = (SelfPlayer(game, cfg, reinf, heuristic_for(game)).play(
+        np.random.default_rng(6), 1.0, 6) for cfg in (plain, mixed))
+    assert before.actions == after.actions              # the labels move, not the game
+    np.testing.assert_array_equal(before.planes, after.planes)
+    np.testing.assert_array_equal(before.resolved, after.resolved)
+    state = game.new_initial_state()
+    for action in before.actions:
+        state.apply_action(action)
+    final = reinf.terminal(state)
+    assert final in (-1.0, 1.0)
+    # one row per state and symmetry; a colour-swapping symmetry negates the outcome too
+    signs = StateStore(state, symmetry_list(state, True)).signs
+    outcome = np.tile(signs, len(before.values) // len(signs)) * final
+    open_ = ~before.resolved
+    assert open_.sum() > 0
+    np.testing.assert_allclose(after.values[open_],
+                               0.75 * before.values[open_] + 0.25 * outcome[open_],
+                               atol=1e-6)
+    np.testing.assert_array_equal(after.values[~open_], before.values[~open_])
 
 
 def test_presence_heuristic_on_einstein() -> None:
