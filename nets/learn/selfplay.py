@@ -228,8 +228,8 @@ class SelfPlayer:
             for kind, key, value in reversed(path):
                 if kind == "chance":
                     path_store.label(key, label, False)
-                else:
-                    label = value
+                else:   # root learning stores every decision state, mixed with the outcome
+                    label = tree_store.value(key) if cfg.outcome_weight else value
         if self.walk or cfg.learning in ("root", "chance"):
             parts = [path_store.arrays(), tree_store.arrays(exclude=set(path_store.index))]
         elif self.determinize:

@@ -139,10 +139,15 @@ def test_chance_learning_labels_each_roll_with_its_expectation(spec: str) -> Non
         SelfPlayer(make_game("hex(size=3)"), cfg, reinf, heuristic_for("hex(size=3)"))
 
 
-@pytest.mark.parametrize("learning", ["chance", "root"])
-def test_outcome_weight_moves_unresolved_labels_toward_the_outcome(learning: str) -> None:
+@pytest.mark.parametrize(("learning", "search", "stochastic"), [
+    ("chance", "expectiminimax", "expectiminimax"),
+    ("root", "expectiminimax", "expectiminimax"),
+    ("root", "descent", "determinization")])     # + the jumped chance states' labels
+def test_outcome_weight_moves_unresolved_labels_toward_the_outcome(
+        learning: str, search: str, stochastic: str) -> None:
     game = make_game("einstein")
-    plain = SelfPlayConfig(search="expectiminimax", learning=learning, iterations=1,
+    plain = SelfPlayConfig(search=search, learning=learning, stochastic=stochastic,
+                           iterations=1 if search == "expectiminimax" else 20,
                            hash_mb=4, selection="best")
     mixed = replace(plain, outcome_weight=0.25)
     reinf = reinforcement_for(game.new_initial_state(), plain.heuristic)
