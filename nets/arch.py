@@ -109,13 +109,15 @@ def mlp(fc: tuple[int, ...], preset: str = "") -> Architecture:
 # the networks the engine ships for equal-time play. ``mlp``: fully connected over the input
 # planes, run by the native backend inside the search (about 2 us a position on these
 # machines, against 0.2 us for the C heuristics and 15 us for ``fast`` through ONNX Runtime
-# at a node's batch). ``tiny``: tests only.
+# at a node's batch). ``mlp_wide``: the same, four times wider, for refits on large replay
+# memories (about five times the cost a position). ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "paper": resnet(83, 4, (74,), "paper"),
         "cpu": plain(64, 3, (100,), "cpu"),
         "fast": plain(16, 3, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
+        "mlp_wide": mlp((512, 64), "mlp_wide"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "einstein": {
@@ -123,12 +125,14 @@ PRESETS: dict[str, dict[str, Architecture]] = {
         "cpu": resnet(48, 2, (128,), "cpu"),
         "fast": plain(16, 2, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
+        "mlp_wide": mlp((512, 64), "mlp_wide"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "dicechess": {
         "cpu": resnet(48, 2, (128,), "cpu"),
         "fast": plain(16, 2, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
+        "mlp_wide": mlp((512, 64), "mlp_wide"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
 }

@@ -2,11 +2,13 @@
 
 One file, ``checkpoint.pt`` (torch.save of tensors, numbers and strings only, loaded back
 with ``weights_only=True``: no code is unpickled): the network's weights, Adam's state,
-the replay memory, the RNG states (numpy's generator, Python's ``random``, torch's CPU
-and CUDA generators), the counters, the size of ``metrics.jsonl`` at that moment and the
-path of the previous evaluation's model. It is written to a temporary file in the same
-folder, flushed to disk, then renamed over the old one (``os.replace``): a kill at any
-moment leaves either the old checkpoint or the new one, never half of one.
+the names of the replay memory's segment files and the serials of the games it keeps (the
+games are in those files: nets.learn.memory_files; version 1 held them here, and still
+loads), the RNG states (numpy's generator, Python's ``random``, torch's CPU and CUDA
+generators), the counters, the size of ``metrics.jsonl`` at that moment and the path of
+the previous evaluation's model. It is written to a temporary file in the same folder,
+flushed to disk, then renamed over the old one (``os.replace``): a kill at any moment
+leaves either the old checkpoint or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 import numpy as np
 
 FORMAT = "descent-train-checkpoint"
-VERSION = 1
+VERSION = 2            # 2: the replay memory in segment files (nets.learn.memory_files)
+READABLE = (1, 2)      # 1: the replay memory inside the checkpoint
 NAME = "checkpoint.pt"
 
 
@@ -81,8 +84,9 @@ def load_checkpoint(folder: Path) -> dict[str, Any] | None:
         data: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a damaged file must say so, not crash with a trace
         raise ValueError(f"{path}: unreadable checkpoint ({exc})") from None
-    if data.get("format") != FORMAT or data.get("version") != VERSION:
-        raise ValueError(f"{path}: not a version-{VERSION} training checkpoint")
+    if data.get("format") != FORMAT or data.get("version") not in READABLE:
+        raise ValueError(f"{path}: not a training checkpoint of version "
+                         f"{' or '.join(map(str, READABLE))}")
     data["rng_json"] = json.loads(data["rng_json"])
     torch.set_rng_state(data["torch_rng"])
     if "cuda_rng" in data and torch.cuda.is_available():

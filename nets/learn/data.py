@@ -268,6 +268,12 @@ class ReplayMemory:
         self.max_pairs = max_pairs
         self.shape: tuple[int, ...] = ()
         self.games: deque[tuple[npt.NDArray[Any], Values]] = deque()
+        self.first = 0      # serial number of games[0]: games added before it, ever
+
+    @property
+    def end(self) -> int:
+        """Serial number the next game will get (games ever added)."""
+        return self.first + len(self.games)
 
     def __len__(self) -> int:
         return len(self.games)
@@ -294,6 +300,7 @@ class ReplayMemory:
         while len(self.games) > self.capacity or (
                 self.max_pairs and len(self.games) > 1 and self.pairs > self.max_pairs):
             self.games.popleft()
+            self.first += 1
 
     def _rows(self, stored: npt.NDArray[Any], rows: npt.NDArray[np.int64]) -> Planes:
         return stored_rows(stored, rows, self.shape)
@@ -323,14 +330,18 @@ class ReplayMemory:
                 values.append(vals[rows])
         return np.concatenate(planes), np.concatenate(values)
 
-    def state(self) -> list[tuple[npt.NDArray[Any], Values]]:
-        """The stored games (packed) and the row shape: for checkpoints."""
-        return list(self.games)
+    def since(self, serial: int) -> list[tuple[npt.NDArray[Any], Values]]:
+        """The stored games (packed) of serial ``serial`` or later still kept, in order:
+        what a checkpoint has not written yet."""
+        skip = max(0, serial - self.first)
+        return [self.games[k] for k in range(skip, len(self.games))]
 
-    def restore(self, shape: Sequence[int], games: Iterable[tuple[npt.NDArray[Any], Values]]
-                ) -> None:
+    def restore(self, shape: Sequence[int], games: Iterable[tuple[npt.NDArray[Any], Values]],
+                first: int = 0) -> None:
+        """Replaces the memory with ``games``, the oldest of serial ``first``."""
         self.shape = tuple(int(x) for x in shape)
         self.games.clear()
+        self.first = first
         for stored, values in games:
             self.games.append((stored, values))
 

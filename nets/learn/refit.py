@@ -28,6 +28,7 @@ from nets.learn.checkpoint import load_checkpoint
 from nets.learn.config import load_config
 from nets.learn.data import stored_rows
 from nets.learn.heuristics import reinforcement_for
+from nets.learn.memory_files import checkpoint_games
 from nets.learn.network import Learner
 from nets.learn.trainer import provenance_note
 from nets.modelfile import LoadedModel
@@ -74,7 +75,7 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     state = load_checkpoint(folder)
     if state is None:
         raise ValueError(f"{folder}: no checkpoint yet")
-    games = [(p.numpy(), v.numpy()) for p, v in state["memory"]]
+    shape, games = checkpoint_games(folder, state)
     if not games:
         raise ValueError(f"{folder}: the replay memory is empty")
     seed = cfg.seed if seed is None else seed
@@ -82,8 +83,8 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     sp = cfg.selfplay
     reinforcement = reinforcement_for(game.new_initial_state(), sp.heuristic, sp.max_plies)
     kept = max(1, int(round(len(games) * (1.0 - holdout)))) if holdout else len(games)
-    train = PackedRows(tuple(state["memory_shape"]), games[:kept])
-    test = PackedRows(tuple(state["memory_shape"]), games[kept:]) if kept < len(games) \
+    train = PackedRows(shape, games[:kept])
+    test = PackedRows(shape, games[kept:]) if kept < len(games) \
         else None
 
     def make(preset_name: str, learner_seed: int) -> Learner:

@@ -16,6 +16,8 @@ The run directory::
 
     config.toml         the complete configuration (read back by --resume)
     checkpoint.pt       the latest atomic checkpoint (nets.learn.checkpoint)
+    memory/*.npz        the replay memory's games, a segment per checkpoint that added
+                        some (nets.learn.memory_files; the checkpoint names its own)
     metrics.jsonl       one JSON object per iteration (and one for pre-initialisation)
     models/iter-N.dnet  the network at each evaluation (the next one's "previous")
     model.dnet          the final network, a nets.modelfile model file with provenance
@@ -50,6 +52,13 @@ from nets.learn.config import TrainConfig, load_config, to_dict, to_toml
 from nets.learn.data import ReplayMemory, random_terminal_data
 from nets.learn.evaluation import MatchStats, Player, RandomPlayer, SearchPlayer, paired_matches
 from nets.learn.heuristics import reinforcement_for
+from nets.learn.memory_files import (
+    Segment,
+    checkpoint_games,
+    live_segments,
+    remove_unnamed,
+    write_segment,
+)
 from nets.learn.network import Learner
 from nets.learn.report import MetricsLog, ProgressBar, write_plots
 from nets.learn.selfplay import SelfPlayer
@@ -127,6 +136,8 @@ class Trainer:
                                      self.network_evaluator,
                                      symmetries=cfg.data.symmetries)
         self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
+        self.segments: list[Segment] = []      # memory files the checkpoint names
+        self.saved_end = 0                     # games before this serial are in them
         self.counters = Counters()
         self.metrics = MetricsLog(self.run_dir / METRICS_NAME)
         self.records: list[dict[str, Any]] = []
@@ -173,8 +184,13 @@ class Trainer:
             return
         self.learner.restore(state["learner"])
         restore_rng(self.rng, state["rng_json"])
-        self.memory.restore(state["memory_shape"],
-                            ((p.numpy(), v.numpy()) for p, v in state["memory"]))
+        shape, games = checkpoint_games(self.run_dir, state)
+        first = int(state.get("memory_first", 0))
+        self.memory.restore(shape, games, first)
+        if "memory_segments" in state:
+            self.segments = [(str(n), int(a), int(c)) for n, a, c in state["memory_segments"]]
+            self.saved_end = self.memory.end
+        remove_unnamed(self.run_dir, self.segments)   # written after the checkpoint: a kill
         known = {f.name for f in fields(Counters)}
         self.counters = Counters(**{k: v for k, v in state["counters"].items() if k in known})
         self.metrics.truncate(int(state["metrics_bytes"]))
@@ -198,31 +214,38 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)   # loading restored the source run's torch RNG
         if state is None:
             raise ValueError(f"data.init_memory: {source} has no checkpoint yet")
-        if tuple(state["memory_shape"]) != tuple(self.prototype.encoding_shape):
+        shape, games = checkpoint_games(source, state)
+        if shape != tuple(self.prototype.encoding_shape):
             raise ValueError(f"data.init_memory: {source} holds inputs of shape "
-                             f"{tuple(state['memory_shape'])}, this run encodes "
+                             f"{shape}, this run encodes "
                              f"{tuple(self.prototype.encoding_shape)}")
-        for planes, values in state["memory"]:
-            self.memory.games.append((planes.numpy(), values.numpy()))
-        self.memory.shape = tuple(int(x) for x in state["memory_shape"])
+        self.memory.restore(shape, games)
         self.memory.trim()
         self.log(f"replay memory from {source}: {len(self.memory)} games, "
                  f"{self.memory.pairs} pairs")
 
     def checkpoint(self) -> Path:
-        import torch
-
-        memory = [(torch.from_numpy(np.ascontiguousarray(p)),
-                   torch.from_numpy(np.ascontiguousarray(v))) for p, v in self.memory.state()]
-        return save_checkpoint(self.run_dir, {
+        """Writes the games added since the last checkpoint as a memory segment, then the
+        checkpoint naming it; then removes the segments no longer named. Blocks."""
+        start = max(self.saved_end, self.memory.first)
+        new = self.memory.since(start)
+        if new:
+            self.segments.append(write_segment(self.run_dir, start, new))
+        self.saved_end = self.memory.end
+        self.segments = live_segments(self.segments, self.memory.first)
+        path = save_checkpoint(self.run_dir, {
             "learner": self.learner.state(),
-            "memory": memory,
+            "memory_segments": [list(s) for s in self.segments],
+            "memory_first": self.memory.first,
+            "memory_end": self.memory.end,
             "memory_shape": list(self.memory.shape),
             "rng_json": rng_state(self.rng),
             "counters": asdict(self.counters),
             "metrics_bytes": self.metrics.size(),
             "previous_model": str(self.previous_model or ""),
         })
+        remove_unnamed(self.run_dir, self.segments)
+        return path
 
     def _export(self, note: str) -> LoadedModel:
         text = provenance_note(self.cfg, self.reinforcement.name,

@@ -99,8 +99,11 @@ def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> Non
                                   network__init_model=str(source),
                                   data__init_memory=str(run_dir)), tmp_path / "warm")
     from nets.learn.checkpoint import load_checkpoint
+    from nets.learn.memory_files import checkpoint_games
 
-    stored = load_checkpoint(run_dir)["memory"]   # type: ignore[index]
+    state = load_checkpoint(run_dir)
+    assert state is not None
+    _shape, stored = checkpoint_games(run_dir, state)
     assert len(trainer.memory) == len(stored) > 0
     assert trainer.memory.pairs == sum(len(values) for _, values in stored)
     initial = load_model(tmp_path / "warm" / "models" / "iter-000000.dnet", "hex(size=3)")
