@@ -34,6 +34,11 @@ Game = tuple[npt.NDArray[Any], npt.NDArray[np.float32]]
 Segment = tuple[str, int, int]          # file name, first serial, number of games
 
 
+class MissingSegment(ValueError):
+    """A segment a checkpoint names is not there (a running trainer may have replaced the
+    checkpoint and removed it since the checkpoint was read)."""
+
+
 def segment_name(first: int, end: int) -> str:
     return f"games-{first:012d}-{end:012d}.npz"
 
@@ -79,7 +84,8 @@ def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
             packed, dense = data["packed"], data["dense"]
             lengths, is_packed, values = data["lengths"], data["is_packed"], data["values"]
     except FileNotFoundError:
-        raise ValueError(f"{path}: a memory segment the checkpoint names is missing") from None
+        raise MissingSegment(f"{path}: a memory segment the checkpoint names is missing"
+                             ) from None
     except Exception as exc:
         raise ValueError(f"{path}: unreadable memory segment ({exc})") from None
     if len(lengths) != count or len(is_packed) != count or int(lengths.sum()) != len(values):
@@ -146,3 +152,24 @@ def checkpoint_games(run_dir: Path, state: dict[str, Any]) -> tuple[tuple[int, .
     segments = [(str(n), int(a), int(c)) for n, a, c in state["memory_segments"]]
     return shape, read_games(run_dir, segments, int(state["memory_first"]),
                              int(state["memory_end"]))
+
+
+def load_run_memory(run_dir: Path, attempts: int = 3
+                    ) -> tuple[dict[str, Any], tuple[int, ...], list[Game]] | None:
+    """The latest checkpoint of ``run_dir`` (None when there is none) with its replay
+    memory's shape and games. Safe while the run trains: when the run replaces its
+    checkpoint (and drops a segment) between the two reads, it reads them again."""
+    from nets.learn.checkpoint import load_checkpoint
+
+    for attempt in range(attempts):
+        state = load_checkpoint(run_dir)
+        if state is None:
+            return None
+        try:
+            shape, games = checkpoint_games(run_dir, state)
+        except MissingSegment:
+            if attempt == attempts - 1:
+                raise
+            continue
+        return state, shape, games
+    raise AssertionError("unreachable")

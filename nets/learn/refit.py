@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nets.learn.checkpoint import load_checkpoint
 from nets.learn.config import load_config
 from nets.learn.data import stored_rows
 from nets.learn.heuristics import reinforcement_for
-from nets.learn.memory_files import checkpoint_games
+from nets.learn.memory_files import load_run_memory
 from nets.learn.network import Learner
 from nets.learn.trainer import provenance_note
 from nets.modelfile import LoadedModel
@@ -72,10 +71,10 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     if steps < 1 or batch_size < 1 or not 0.0 <= holdout < 1.0:
         raise ValueError("refit needs steps >= 1, batch_size >= 1 and 0 <= holdout < 1")
     cfg = load_config(stored)
-    state = load_checkpoint(folder)
-    if state is None:
+    loaded = load_run_memory(folder)
+    if loaded is None:
         raise ValueError(f"{folder}: no checkpoint yet")
-    shape, games = checkpoint_games(folder, state)
+    state, shape, games = loaded
     if not games:
         raise ValueError(f"{folder}: the replay memory is empty")
     seed = cfg.seed if seed is None else seed

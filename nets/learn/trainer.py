@@ -56,6 +56,7 @@ from nets.learn.memory_files import (
     Segment,
     checkpoint_games,
     live_segments,
+    load_run_memory,
     remove_unnamed,
     write_segment,
 )
@@ -210,11 +211,11 @@ class Trainer:
                              f"{self.game.spec}")
         import torch
 
-        state = load_checkpoint(source)
+        loaded = load_run_memory(source)
         torch.manual_seed(self.cfg.seed)   # loading restored the source run's torch RNG
-        if state is None:
+        if loaded is None:
             raise ValueError(f"data.init_memory: {source} has no checkpoint yet")
-        shape, games = checkpoint_games(source, state)
+        _state, shape, games = loaded
         if shape != tuple(self.prototype.encoding_shape):
             raise ValueError(f"data.init_memory: {source} holds inputs of shape "
                              f"{shape}, this run encodes "

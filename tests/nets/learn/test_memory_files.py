@@ -135,3 +135,31 @@ def test_a_missing_or_short_segment_is_named(tmp_path: Path) -> None:
                                          "names is missing"):
         read_games(tmp_path, [entry], 7, 9)
 
+
+
+def test_reading_a_run_while_it_replaces_its_checkpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nets.learn import checkpoint as checkpoint_module
+    from nets.learn.memory_files import MissingSegment, load_run_memory
+
+    trainer = Trainer(_config(), tmp_path)
+    trainer.run(stop_after=3)              # memory: games 1..5, in segments 0-1, 2-3, 4-5
+    real = checkpoint_module.load_checkpoint
+    calls = []
+
+    def then_train(folder: Path) -> Any:
+        state = real(folder)
+        calls.append(state)
+        if len(calls) == 1:
+            trainer.run(stop_after=1)      # games 3..7: segment 0-1 is removed
+        return state
+
+    monkeypatch.setattr(checkpoint_module, "load_checkpoint", then_train)
+    with pytest.raises(MissingSegment, match="games-000000000000-000000000002"):
+        load_run_memory(tmp_path, attempts=1)
+    calls.clear()
+    loaded = load_run_memory(tmp_path)
+    assert loaded is not None and len(calls) == 2
+    state, _shape, games = loaded
+    assert state["memory_first"] == 5 and state["memory_end"] == 10
+    assert _same_games(games, list(trainer.memory.games))
