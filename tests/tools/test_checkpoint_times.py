@@ -1,0 +1,28 @@
+"""tools.checkpoint_times: resumes a copy of a run and times its checkpoints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
+
+
+def test_times_the_checkpoints_of_a_copy_and_removes_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nets.learn.trainer import Trainer
+    from tests.nets.learn.conftest import tiny_config
+    from tools.checkpoint_times import main
+
+    run = tmp_path / "run"
+    Trainer(tiny_config("hex(size=3)", run__max_iterations=2), run).run()
+    before = sorted(p.name for p in run.rglob("*"))
+    assert main([str(run), str(tmp_path / "copy"), "--iterations", "2"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"resumed in [\d.]+ s: 2 games, \d+ pairs", out)
+    assert re.search(r"iteration 3: [\d.]+ s, checkpoints [\d.]+, [\d.]+ s", out)
+    assert re.search(r"iteration 4: ", out)
+    assert not (tmp_path / "copy").exists()
+    assert sorted(p.name for p in run.rglob("*")) == before      # the run is untouched
