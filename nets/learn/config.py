@@ -76,6 +76,9 @@ class SelfPlayConfig:
     max_pairs_per_search: int = 1_000_000  # cap on the rows one search contributes
     bootstrap_games: int = 0      # warm start: the first N games search with the game's C
     #                               heuristic as leaf evaluator (0: from zero knowledge)
+    workers: int = 0              # processes playing an iteration's games side by side,
+    #                               each game with its own seeded generator, so any N >= 1
+    #                               gives the same run (0: in the trainer's process)
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,8 @@ def validate(cfg: TrainConfig) -> None:
             _fail(f"selfplay.{name} must be in [0, 1]")
     if not (sp.temperature > 0 and math.isfinite(sp.temperature)):
         _fail("selfplay.temperature must be > 0")
+    if sp.workers < 0:
+        _fail("selfplay.workers must be >= 0 (0: games in the trainer's process)")
     if sp.games_per_iteration < 1 or sp.hash_mb < 1 or sp.max_pairs_per_search < 1:
         _fail("selfplay.games_per_iteration, hash_mb and max_pairs_per_search must be >= 1")
     if sp.bootstrap_games < 0:

@@ -63,6 +63,7 @@ from nets.learn.memory_files import (
 from nets.learn.network import Learner
 from nets.learn.report import MetricsLog, ProgressBar, write_plots
 from nets.learn.selfplay import SelfPlayer
+from nets.learn.workers import PlayedGame, SelfPlayPool, search_seed
 from nets.modelfile import LoadedModel, load_model, save_model
 from search_cy.eval.heuristics import heuristic_for
 from search_cy.games.registry import make_game
@@ -138,6 +139,7 @@ class Trainer:
                                      symmetries=cfg.data.symmetries)
         self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
         self.segments: list[Segment] = []      # memory files the checkpoint names
+        self.pool: SelfPlayPool | None = None  # selfplay.workers > 0, during run()
         self.saved_end = 0                     # games before this serial are in them
         self.counters = Counters()
         self.metrics = MetricsLog(self.run_dir / METRICS_NAME)
@@ -164,11 +166,14 @@ class Trainer:
             a, b = to_dict(stored), to_dict(self.cfg)
             a.pop("run")
             b.pop("run")
+            for d in (a, b):   # any number of workers plays the same games
+                d["selfplay"]["workers"] = min(int(d["selfplay"].get("workers", 0)), 1)
             if a != b:
                 changed = sorted(k for k in a if a[k] != b[k])
                 raise ValueError(f"{self.run_dir}: the config differs from the run's "
-                                 f"config.toml in {', '.join(changed)} (only [run] may "
-                                 "change on resume)")
+                                 f"config.toml in {', '.join(changed)} (only [run] and "
+                                 "the number of selfplay.workers may change on resume; "
+                                 "not between 0 and more)")
         config_path.write_text(to_toml(self.cfg), encoding="utf-8")
         if state is None:
             self.metrics.truncate(0)
@@ -317,6 +322,7 @@ class Trainer:
             if last:
                 self._show(bar, last, force=True)
         finally:
+            self.close()
             bar.close()
         return last
 
@@ -362,13 +368,19 @@ class Trainer:
         new_planes, new_values = [], []
         results, plies, nodes = [], [], 0
         bootstrap = c.games < cfg.selfplay.bootstrap_games
-        for _ in range(games):
-            seed = (cfg.seed * 1_000_003 + c.games) % (1 << 62)
-            self.selfplayer.evaluator = (self.bootstrap_evaluator
-                                         if c.games < cfg.selfplay.bootstrap_games
-                                         and self.bootstrap_evaluator is not None
-                                         else self.network_evaluator)
-            record = self.selfplayer.play(self.rng, eps, seed)
+        played = self._play_pool(games, eps) if cfg.selfplay.workers else None
+        worker_positions = worker_batches = 0
+        for k in range(games):
+            if played is not None:
+                record = played[k].record
+                worker_positions += played[k].positions
+                worker_batches += played[k].batches
+            else:
+                self.selfplayer.evaluator = (self.bootstrap_evaluator
+                                             if c.games < cfg.selfplay.bootstrap_games
+                                             and self.bootstrap_evaluator is not None
+                                             else self.network_evaluator)
+                record = self.selfplayer.play(self.rng, eps, search_seed(cfg.seed, c.games))
             c.games += 1
             self.memory.add(record.planes, record.values)
             new_planes.append(record.planes)
@@ -390,8 +402,9 @@ class Trainer:
         c.iterations += 1
         c.pairs += len(values)
         c.train_pairs += len(train_values) * cfg.update.epochs
-        c.network_evaluations += self.learner.positions - positions
-        c.network_batches += self.learner.batches - batches
+        evaluations = self.learner.positions - positions + worker_positions
+        c.network_evaluations += evaluations
+        c.network_batches += self.learner.batches - batches + worker_batches
         c.search_nodes += nodes
         out: dict[str, Any] = {
             "kind": "iteration", "iteration": c.iterations, "epsilon": round(eps, 6),
@@ -401,7 +414,7 @@ class Trainer:
             "updates": self.learner.steps, "loss": loss, "fresh_loss": fresh_loss,
             "mean_result": float(np.mean(results)), "mean_plies": float(np.mean(plies)),
             "search_nodes": nodes, "search_nodes_total": c.search_nodes,
-            "network_evaluations": self.learner.positions - positions,
+            "network_evaluations": evaluations,
             "network_evaluations_total": c.network_evaluations,
             "network_batches_total": c.network_batches,
             "value_min": float(values.min()) if len(values) else 0.0,
@@ -425,6 +438,21 @@ class Trainer:
         if c.iterations % cfg.run.plot_every == 0:
             self.plot()
         return out
+
+    def _play_pool(self, games: int, eps: float) -> list[PlayedGame]:
+        """The iteration's games, played by the self-play workers (started on first use)."""
+        first = self.counters.games
+        if self.pool is None:
+            self.pool = SelfPlayPool(self.cfg, self.cfg.selfplay.workers)
+        warm_only = first + games <= self.cfg.selfplay.bootstrap_games
+        model = None if warm_only else self.learner.current_model()
+        return self.pool.play(first, games, eps, model)
+
+    def close(self) -> None:
+        """Stops the self-play workers, if any. Blocks until they exit."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def _final_evaluation(self) -> dict[str, Any]:
         t0 = time.monotonic()

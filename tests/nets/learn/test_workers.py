@@ -1,0 +1,109 @@
+"""Self-play workers: the same run whatever their number, games in order, real processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nets.learn.report import without_timings
+from nets.learn.trainer import METRICS_NAME, Trainer
+from tests.nets.learn.conftest import tiny_config
+
+
+def _metrics(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / METRICS_NAME).read_text().splitlines()
+    return [without_timings(json.loads(line)) for line in lines]
+
+
+def _same_weights(a: Trainer, b: Trainer) -> bool:
+    x, y = a.learner.net.state_dict(), b.learner.net.state_dict()
+    return all(bool((x[k] == y[k]).all()) for k in x)
+
+
+def _hex(**changes: Any) -> Any:
+    # eight games an iteration (tasks of two games for one worker, of one for two), the
+    # first five with the heuristic (the warm start ends inside the first iteration),
+    # replay sampling and an evaluation
+    base: dict[str, Any] = {"run__max_iterations": 3, "selfplay__games_per_iteration": 8,
+                            "selfplay__bootstrap_games": 5, "data__replay_rate": 0.5,
+                            "evaluation__every": 3, "evaluation__games": 2,
+                            "evaluation__opponents": ("random",), "update__batch_size": 32}
+    base.update(changes)
+    return tiny_config("hex(size=3)", **base)
+
+
+def test_one_worker_and_two_workers_make_the_same_run(tmp_path: Path) -> None:
+    one = Trainer(_hex(selfplay__workers=1), tmp_path / "one")
+    one.run()
+    two = Trainer(_hex(selfplay__workers=2), tmp_path / "two")
+    two.run()
+    assert one.pool is None and two.pool is None       # stopped with the run
+    assert _metrics(tmp_path / "one") == _metrics(tmp_path / "two")
+    assert _same_weights(one, two)
+    records = _metrics(tmp_path / "two")
+    assert records[0].get("bootstrap") is True and records[0]["network_evaluations"] > 0
+    assert two.counters.network_evaluations == sum(r["network_evaluations"] for r in records)
+    # the games differ from one another (their generators are not one stream reused)
+    assert len({(r["mean_plies"], r["mean_result"]) for r in records}) > 1
+
+
+def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
+    from nets.learn.network import Learner
+    from nets.learn.workers import SelfPlayPool, _Player
+
+    cfg = tiny_config("einstein", network__preset="mlp", selfplay__search="expectiminimax",
+                      selfplay__learning="root", selfplay__iterations=2,
+                      selfplay__eps_start=0.5)
+    trainer_learner = Learner(_game(cfg), "mlp", _reinforcement(cfg), seed=5)
+    model = trainer_learner.current_model()
+    here = _Player(cfg).play([7, 8, 9, 10, 11], 0.5, model)
+    pool = SelfPlayPool(cfg, 2)
+    try:
+        there = pool.play(7, 5, 0.5, model)
+    finally:
+        pool.close()
+    assert [g.record.actions for g in there] == [g.record.actions for g in here]
+    for a, b in zip(here, there, strict=True):
+        assert np.array_equal(a.record.planes, b.record.planes)
+        assert np.array_equal(a.record.values, b.record.values)
+        assert a.positions == b.positions > 0
+    # chance outcomes come from each game's own generator: the games differ
+    assert len({tuple(g.record.actions[:12]) for g in here}) == 5
+
+
+def test_the_workers_may_change_on_resume_but_not_to_none(tmp_path: Path) -> None:
+    whole = Trainer(_hex(selfplay__workers=2), tmp_path / "whole")
+    whole.run()
+    part = Trainer(_hex(selfplay__workers=2), tmp_path / "part")
+    part.run(stop_after=1)
+    resumed = Trainer(_hex(selfplay__workers=1), tmp_path / "part", resume=True)
+    resumed.run()
+    assert _metrics(tmp_path / "part") == _metrics(tmp_path / "whole")
+    assert _same_weights(whole, resumed)
+    with pytest.raises(ValueError, match="selfplay"):
+        Trainer(_hex(selfplay__workers=0, run__max_iterations=4), tmp_path / "part",
+                resume=True)
+
+
+def test_workers_must_not_be_negative() -> None:
+    from nets.learn.config import validate
+
+    with pytest.raises(ValueError, match="selfplay.workers must be >= 0"):
+        validate(_hex(selfplay__workers=-1))
+
+
+def _game(cfg: Any) -> Any:
+    from search_cy.games.registry import make_game
+
+    return make_game(cfg.game)
+
+
+def _reinforcement(cfg: Any) -> Any:
+    from nets.learn.heuristics import reinforcement_for
+
+    sp = cfg.selfplay
+    return reinforcement_for(_game(cfg).new_initial_state(), sp.heuristic, sp.max_plies)
