@@ -41,7 +41,7 @@ VIEWS = ("player0", "side_to_move")
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    preset: str = "tiny"          # nets.arch preset of the game: tiny | fast | mlp | cpu | paper
+    preset: str = "tiny"          # nets.arch preset: tiny | fast | mlp | mlp_wide | cpu | paper
     view: str = "player0"         # the output's view: player0 | side_to_move
     init_seed: int = -1           # seed of the initial weights (-1: the run's seed)
     init_model: str = ""          # initial weights from a model file (e.g. a --refit)
