@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from nets.learn.memory_files import fsync_dir
+
 FORMAT = "descent-train-checkpoint"
 VERSION = 2            # 2: the replay memory in segment files (nets.learn.memory_files)
 READABLE = (1, 2)      # 1: the replay memory inside the checkpoint
@@ -62,14 +64,7 @@ def save_checkpoint(folder: Path, payload: dict[str, Any]) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    fsync_dir(folder)   # make the rename itself durable
     return target
 
 

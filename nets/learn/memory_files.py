@@ -49,7 +49,9 @@ def write_segment(run_dir: Path, first: int, games: Sequence[Game]) -> Segment:
     if not games:
         raise ValueError("a memory segment needs at least one game")
     folder = run_dir / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        fsync_dir(run_dir)
     is_packed = np.array([stored.dtype == np.uint8 for stored, _ in games], dtype=np.bool_)
     packed = [stored for stored, _ in games if stored.dtype == np.uint8]
     dense = [stored for stored, _ in games if stored.dtype != np.uint8]
@@ -72,11 +74,28 @@ def write_segment(run_dir: Path, first: int, games: Sequence[Game]) -> Segment:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(folder)   # the checkpoint that names it must not outlive its entry
     return name, first, len(games)
 
 
+def fsync_dir(folder: Path) -> None:
+    """Makes the entries of ``folder`` (a rename, a new file) durable, where the system
+    allows opening a folder."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
-    """The games of one segment, in order (views into its arrays)."""
+    """The games of one segment, in order (each its own arrays, so that trimming a game
+    frees it)."""
     name, _first, count = segment
     path = run_dir / FOLDER / name
     try:
@@ -95,7 +114,7 @@ def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
     row = 0
     for n, kind in zip(lengths.tolist(), is_packed.tolist(), strict=True):
         source = packed if kind else dense
-        games.append((source[at[kind]:at[kind] + n], values[row:row + n]))
+        games.append((source[at[kind]:at[kind] + n].copy(), values[row:row + n].copy()))
         at[kind] += n
         row += n
     if at[True] != len(packed) or at[False] != len(dense):

@@ -321,6 +321,9 @@ class Trainer:
             self.export_final()
             if last:
                 self._show(bar, last, force=True)
+        except BaseException:
+            self.close(terminate=True)
+            raise
         finally:
             self.close()
             bar.close()
@@ -448,11 +451,12 @@ class Trainer:
         model = None if warm_only else self.learner.current_model()
         return self.pool.play(first, games, eps, model)
 
-    def close(self) -> None:
-        """Stops the self-play workers, if any. Blocks until they exit."""
+    def close(self, terminate: bool = False) -> None:
+        """Stops the self-play workers, if any. Blocks until they exit (``terminate``:
+        abandons their games)."""
         if self.pool is not None:
-            self.pool.close()
-            self.pool = None
+            pool, self.pool = self.pool, None
+            pool.close(terminate)
 
     def _final_evaluation(self) -> dict[str, Any]:
         t0 = time.monotonic()

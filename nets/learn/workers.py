@@ -27,7 +27,13 @@ train`` has it).
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -40,6 +46,7 @@ from nets.learn.config import TrainConfig
 from nets.learn.selfplay import GameRecord
 from nets.modelfile import LoadedModel
 
+PR_SET_PDEATHSIG = 1          # linux/prctl.h
 GAME_STREAM = 0x5E1F9A7E      # tells a game's generator apart from other seeded streams
 
 
@@ -150,8 +157,34 @@ class _Player:
 _PLAYER: _Player | None = None
 
 
-def _start_worker(cfg: TrainConfig) -> None:
+def _die_with(parent: int) -> None:
+    """Ends this worker when the trainer ``parent`` dies, however it dies (a kill -9, the
+    OOM killer): a worker orphaned while waiting on the pool's queue would wait forever."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:        # it died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:              # where prctl is missing
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _start_worker(cfg: TrainConfig, parent: int) -> None:
     global _PLAYER
+    # a Ctrl-C or SIGTERM sent to the process group is the trainer's to handle (it stops
+    # after the iteration, then closes the pool); a worker that took it would break the
+    # pool and lose the iteration
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with(parent)
     _PLAYER = _Player(cfg)
 
 
@@ -172,7 +205,7 @@ class SelfPlayPool:
         self.workers = workers
         self.executor = ProcessPoolExecutor(
             max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker, initargs=(cfg,))
+            initializer=_start_worker, initargs=(cfg, os.getpid()))
 
     def play(self, first: int, count: int, epsilon: float,
              model: LoadedModel | None) -> list[PlayedGame]:
@@ -187,6 +220,12 @@ class SelfPlayPool:
                    for numbers in tasks]
         return [game.unpack() for future in futures for game in future.result()]
 
-    def close(self) -> None:
-        """Stops the workers. Blocks until they exit."""
-        self.executor.shutdown(wait=True, cancel_futures=True)
+    def close(self, terminate: bool = False) -> None:
+        """Stops the workers. Blocks until they exit; ``terminate``: at once, games in
+        progress abandoned (the trainer is leaving on an exception)."""
+        if terminate:
+            # ProcessPoolExecutor has no public terminate before Python 3.14
+            processes = getattr(self.executor, "_processes", None) or {}
+            for process in list(processes.values()):
+                process.terminate()
+        self.executor.shutdown(wait=not terminate, cancel_futures=True)

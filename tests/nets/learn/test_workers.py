@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +79,21 @@ def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
     # chance outcomes come from each game's own generator: the games differ
     assert len({tuple(g.record.actions[:12]) for g in here}) == 5
 
+    # new weights reach the workers (a pool that kept its first network would not match)
+    other = Learner(_game(cfg), "mlp", _reinforcement(cfg), seed=6).current_model()
+    pool = SelfPlayPool(cfg, 2)
+    try:
+        pool.play(7, 5, 0.5, model)
+        again = pool.play(7, 5, 0.5, other)
+    finally:
+        pool.close()
+    fresh = _Player(cfg).play([7, 8, 9, 10, 11], 0.5, other)
+    assert not all(np.array_equal(a.record.values, b.record.values)
+                   for a, b in zip(here, fresh, strict=True))
+    for a, b in zip(fresh, again, strict=True):
+        assert a.record.actions == b.record.actions
+        assert np.array_equal(a.record.values, b.record.values)
+
 
 def test_the_workers_may_change_on_resume_but_not_to_none(tmp_path: Path) -> None:
     whole = Trainer(_hex(selfplay__workers=2), tmp_path / "whole")
@@ -107,3 +127,101 @@ def _reinforcement(cfg: Any) -> Any:
 
     sp = cfg.selfplay
     return reinforcement_for(_game(cfg).new_initial_state(), sp.heuristic, sp.max_plies)
+
+
+NO_LIMIT = """
+game = "hex(size=3)"
+seed = 3
+[network]
+preset = "tiny"
+[selfplay]
+iterations = 12
+hash_mb = 4
+games_per_iteration = 4
+workers = 2
+[data]
+replay_games = 8
+[update]
+batch_size = 64
+device = "cpu"
+[eval]
+every = 0
+games = 0
+"""
+
+
+def _start_unlimited(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    config = tmp_path / "run.toml"
+    config.write_text(NO_LIMIT, encoding="utf-8")
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "train", "--config", str(config), "--run-dir",
+         str(run), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, start_new_session=True)
+    deadline = time.monotonic() + 120
+    metrics = run / METRICS_NAME
+    while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"the run did not start: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.2)
+    return proc, run
+
+
+def _live_in_group(group: int) -> list[int]:
+    """Processes of process group ``group`` that are not zombies (from /proc)."""
+    live = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == group and fields[0] != "Z":
+            live.append(int(entry.name))
+    return live
+
+
+def _wait_until_empty(group: int, seconds: float = 15.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := _live_in_group(group)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
+                                reason="reads process groups from /proc")
+
+
+@needs_proc
+def test_ctrl_c_to_the_process_group_stops_a_run_with_workers_cleanly(
+        tmp_path: Path) -> None:
+    proc, run = _start_unlimited(tmp_path)
+    assert len(_live_in_group(proc.pid)) >= 3        # the trainer and its two workers
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "stopping after this iteration" in err
+    assert "Traceback" not in err
+    assert (run / "model.dnet").exists() and (run / "checkpoint.pt").exists()
+    assert _wait_until_empty(proc.pid) == []
+
+
+@needs_proc
+def test_workers_end_when_the_trainer_is_killed(tmp_path: Path) -> None:
+    proc, run = _start_unlimited(tmp_path)
+    assert len(_live_in_group(proc.pid)) >= 3
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert _wait_until_empty(proc.pid) == []
+    resumed = Trainer(_unlimited_config(tmp_path), run, resume=True)   # nothing lost
+    assert resumed.counters.iterations >= 1
+
+
+def _unlimited_config(tmp_path: Path) -> Any:
+    from nets.learn.config import load_config
+
+    return load_config(tmp_path / "run.toml")
