@@ -244,6 +244,15 @@ def _node_value(node: tuple[Any, ...], results: list[tuple[float, bool, int]],
     return best[0], all_r or (best[1] and best[2] == win), best[2]
 
 
+def pack_rows(planes: Planes) -> npt.NDArray[Any]:
+    """Planes as a replay memory stores them, one row per position: bit-packed
+    (``np.packbits``, 32x smaller than float32) when every value is 0 or 1, else float32."""
+    flat = np.ascontiguousarray(planes, dtype=np.float32).reshape(len(planes), -1)
+    if np.all((flat == 0.0) | (flat == 1.0)):
+        return np.packbits(flat.astype(np.uint8), axis=1)
+    return flat.copy()
+
+
 def stored_rows(stored: npt.NDArray[Any], rows: npt.NDArray[np.int64],
                 shape: tuple[int, ...]) -> Planes:
     """Rows ``rows`` of a replay memory's stored inputs (bit-packed uint8 or float32) as
@@ -282,16 +291,14 @@ class ReplayMemory:
     def pairs(self) -> int:
         return sum(len(v) for _, v in self.games)
 
-    def add(self, planes: Planes, values: Values) -> None:
+    def add(self, planes: Planes, values: Values,
+            stored: npt.NDArray[Any] | None = None) -> None:
+        """Adds one game; ``stored``: its planes already as ``pack_rows`` gives them."""
         if len(planes) != len(values):
             raise ValueError("planes and values differ in length")
         self.shape = tuple(planes.shape[1:])
-        flat = np.ascontiguousarray(planes, dtype=np.float32).reshape(len(values), -1)
-        stored: npt.NDArray[Any]
-        if np.all((flat == 0.0) | (flat == 1.0)):
-            stored = np.packbits(flat.astype(np.uint8), axis=1)
-        else:
-            stored = flat.copy()
+        if stored is None:
+            stored = pack_rows(planes)
         self.games.append((stored, np.asarray(values, dtype=np.float32).copy()))
         self.trim()
 

@@ -94,8 +94,7 @@ def fsync_dir(folder: Path) -> None:
 
 
 def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
-    """The games of one segment, in order (each its own arrays, so that trimming a game
-    frees it)."""
+    """The games of one segment, in order (views into the segment's arrays)."""
     name, _first, count = segment
     path = run_dir / FOLDER / name
     try:
@@ -114,7 +113,7 @@ def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
     row = 0
     for n, kind in zip(lengths.tolist(), is_packed.tolist(), strict=True):
         source = packed if kind else dense
-        games.append((source[at[kind]:at[kind] + n].copy(), values[row:row + n].copy()))
+        games.append((source[at[kind]:at[kind] + n], values[row:row + n]))
         at[kind] += n
         row += n
     if at[True] != len(packed) or at[False] != len(dense):
@@ -123,7 +122,8 @@ def read_segment(run_dir: Path, segment: Segment) -> list[Game]:
 
 
 def read_games(run_dir: Path, segments: Iterable[Segment], first: int, end: int) -> list[Game]:
-    """Games ``first .. end-1`` from ``segments`` (which must cover them)."""
+    """Games ``first .. end-1`` from ``segments`` (which must cover them), each in its own
+    arrays, so that trimming a game frees it."""
     games: list[Game] = []
     expected = first
     for segment in sorted(segments, key=lambda s: s[1]):
@@ -134,7 +134,7 @@ def read_games(run_dir: Path, segments: Iterable[Segment], first: int, end: int)
             break
         for serial, game in enumerate(read_segment(run_dir, segment), start):
             if expected <= serial < end:
-                games.append(game)
+                games.append((game[0].copy(), game[1].copy()))
                 expected = serial + 1
     if expected != end:
         raise ValueError(f"{run_dir / FOLDER}: the segments hold games up to {expected}, "
@@ -142,19 +142,16 @@ def read_games(run_dir: Path, segments: Iterable[Segment], first: int, end: int)
     return games
 
 
-def remove_unnamed(run_dir: Path, segments: Iterable[Segment]) -> list[str]:
-    """Deletes the segment files (and temporaries) no entry of ``segments`` names; returns
-    their names. Call only once a checkpoint naming ``segments`` is on disk."""
+def remove_unnamed(run_dir: Path, segments: Iterable[Segment]) -> None:
+    """Deletes the segment files (and temporaries) no entry of ``segments`` names. Call
+    only once a checkpoint naming ``segments`` is on disk."""
     folder = run_dir / FOLDER
     if not folder.is_dir():
-        return []
+        return
     keep = {name for name, _first, _count in segments}
-    removed = []
-    for path in sorted(folder.iterdir()):
-        if path.name not in keep and (path.suffix in (".npz", ".tmp")):
+    for path in folder.iterdir():
+        if path.name not in keep and path.suffix in (".npz", ".tmp"):
             path.unlink(missing_ok=True)
-            removed.append(path.name)
-    return removed
 
 
 def live_segments(segments: Iterable[Segment], first: int) -> list[Segment]:
@@ -168,9 +165,13 @@ def checkpoint_games(run_dir: Path, state: dict[str, Any]) -> tuple[tuple[int, .
     shape = tuple(int(x) for x in state["memory_shape"])
     if "memory" in state:                       # version 1: the games inline
         return shape, [(p.numpy(), v.numpy()) for p, v in state["memory"]]
-    segments = [(str(n), int(a), int(c)) for n, a, c in state["memory_segments"]]
-    return shape, read_games(run_dir, segments, int(state["memory_first"]),
-                             int(state["memory_end"]))
+    return shape, read_games(run_dir, checkpoint_segments(state),
+                             int(state["memory_first"]), int(state["memory_end"]))
+
+
+def checkpoint_segments(state: dict[str, Any]) -> list[Segment]:
+    """The segments a loaded checkpoint names (none in version 1)."""
+    return [(str(n), int(a), int(c)) for n, a, c in state.get("memory_segments", [])]
 
 
 def load_run_memory(run_dir: Path, attempts: int = 3

@@ -55,6 +55,7 @@ from nets.learn.heuristics import reinforcement_for
 from nets.learn.memory_files import (
     Segment,
     checkpoint_games,
+    checkpoint_segments,
     live_segments,
     load_run_memory,
     remove_unnamed,
@@ -140,7 +141,6 @@ class Trainer:
         self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
         self.segments: list[Segment] = []      # memory files the checkpoint names
         self.pool: SelfPlayPool | None = None  # selfplay.workers > 0, during run()
-        self.saved_end = 0                     # games before this serial are in them
         self.counters = Counters()
         self.metrics = MetricsLog(self.run_dir / METRICS_NAME)
         self.records: list[dict[str, Any]] = []
@@ -191,11 +191,8 @@ class Trainer:
         self.learner.restore(state["learner"])
         restore_rng(self.rng, state["rng_json"])
         shape, games = checkpoint_games(self.run_dir, state)
-        first = int(state.get("memory_first", 0))
-        self.memory.restore(shape, games, first)
-        if "memory_segments" in state:
-            self.segments = [(str(n), int(a), int(c)) for n, a, c in state["memory_segments"]]
-            self.saved_end = self.memory.end
+        self.memory.restore(shape, games, int(state.get("memory_first", 0)))
+        self.segments = checkpoint_segments(state)
         remove_unnamed(self.run_dir, self.segments)   # written after the checkpoint: a kill
         known = {f.name for f in fields(Counters)}
         self.counters = Counters(**{k: v for k, v in state["counters"].items() if k in known})
@@ -233,11 +230,11 @@ class Trainer:
     def checkpoint(self) -> Path:
         """Writes the games added since the last checkpoint as a memory segment, then the
         checkpoint naming it; then removes the segments no longer named. Blocks."""
-        start = max(self.saved_end, self.memory.first)
+        saved = max((first + count for _name, first, count in self.segments), default=0)
+        start = max(saved, self.memory.first)
         new = self.memory.since(start)
         if new:
             self.segments.append(write_segment(self.run_dir, start, new))
-        self.saved_end = self.memory.end
         self.segments = live_segments(self.segments, self.memory.first)
         path = save_checkpoint(self.run_dir, {
             "learner": self.learner.state(),
@@ -374,8 +371,9 @@ class Trainer:
         played = self._play_pool(games, eps) if cfg.selfplay.workers else None
         worker_positions = worker_batches = 0
         for k in range(games):
+            stored = None
             if played is not None:
-                record = played[k].record
+                record, stored = played[k].record, played[k].stored
                 worker_positions += played[k].positions
                 worker_batches += played[k].batches
             else:
@@ -385,7 +383,7 @@ class Trainer:
                                              else self.network_evaluator)
                 record = self.selfplayer.play(self.rng, eps, search_seed(cfg.seed, c.games))
             c.games += 1
-            self.memory.add(record.planes, record.values)
+            self.memory.add(record.planes, record.values, stored)
             new_planes.append(record.planes)
             new_values.append(record.values)
             results.append(record.result)

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nets.learn.config import TrainConfig
+from nets.learn.data import pack_rows, stored_rows
 from nets.learn.selfplay import GameRecord
 from nets.modelfile import LoadedModel
 
@@ -67,25 +68,22 @@ class PlayedGame:
     record: GameRecord
     positions: int          # positions the network valued (0 in a warm-start game)
     batches: int            # its batch calls (a native evaluator's flushes)
-    packed: npt.NDArray[np.uint8] | None = None   # the planes, bit-packed, in transit
+    stored: npt.NDArray[Any] | None = None   # the planes as the replay memory keeps them
 
     def pack(self) -> PlayedGame:
-        """Ships 0/1 planes bit-packed: a tree-learning game's planes are tens of MB of
-        float32, and pickling them through the pool's pipe cost a worker a third of its
-        time (EinStein, descent, 800 pairs a search)."""
+        """Ships the planes as the replay memory stores them (bit-packed where they are
+        0/1): a tree-learning game's planes are tens of MB of float32, and pickling them
+        through the pool's pipe cost a worker a third of its time (EinStein, descent, 800
+        pairs a search). The trainer adds ``stored`` to its memory as it is."""
         planes = self.record.planes
-        flat = planes.reshape(len(planes), -1)
-        if len(planes) and np.all((flat == 0.0) | (flat == 1.0)):
-            self.packed = np.packbits(flat.astype(np.uint8), axis=1)
-            self.record.planes = np.zeros((0, *planes.shape[1:]), np.float32)
+        self.stored = pack_rows(planes)
+        self.record.planes = np.zeros((0, *planes.shape[1:]), np.float32)
         return self
 
     def unpack(self) -> PlayedGame:
-        if self.packed is not None:
-            shape = self.record.planes.shape[1:]
-            bits = np.unpackbits(self.packed, axis=1, count=int(np.prod(shape)))
-            self.record.planes = bits.astype(np.float32).reshape(len(bits), *shape)
-            self.packed = None
+        if self.stored is not None and len(self.record.planes) != len(self.stored):
+            shape = tuple(self.record.planes.shape[1:])
+            self.record.planes = stored_rows(self.stored, np.arange(len(self.stored)), shape)
         return self
 
 
