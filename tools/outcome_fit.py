@@ -37,6 +37,8 @@ TURNS = 48                 # turns tracked; the tail mass is folded into the las
 RED_TO_ACT = 12            # encoding planes (search_cy/games/einstein.pyx c_encode)
 DIE_PLANES = 13
 CELLS = 25
+FINISH = np.eye(1, TURNS).ravel()     # T = 0: the cube is there
+FINISH.flags.writeable = False
 
 
 def _digits(state: int) -> list[int]:
@@ -54,6 +56,28 @@ def movable(steps: list[int], die: int) -> list[int]:
     return below[-1:] + above[:1]
 
 
+def _later(dist: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The distribution of T + 1 (the tail stays in the last turn tracked)."""
+    out = np.zeros(TURNS)
+    out[1:] = dist[:-1]
+    out[-1] += dist[-1]
+    return out
+
+
+def _best_step(state: int, die: int, dist: npt.NDArray[np.float64],
+               mean: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """T's distribution right after the best step ``die`` allows (T = 0: it finishes)."""
+    steps = _digits(state)
+    best, best_mean = FINISH, np.inf
+    for k in movable(steps, die):
+        if steps[k] == 1:
+            return FINISH
+        after = state - LEVELS ** k
+        if mean[after] < best_mean:
+            best, best_mean = dist[after], mean[after]
+    return best
+
+
 @lru_cache(maxsize=1)
 def race_table() -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(P(T = t) for t < TURNS, E[T]) for every race state (base-5 digits, cube 1 lowest).
@@ -64,60 +88,24 @@ def race_table() -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     finishes (mass 0, E[T] infinite)."""
     dist = np.zeros((STATES, TURNS))
     mean = np.full(STATES, np.inf)
-    finish = np.zeros(TURNS)
-    finish[0] = 1.0
     # a move lowers one digit by one: the states in order of total steps come after
     # every state they lead to
-    order = sorted(range(STATES), key=lambda s: sum(_digits(s)))
-    for s in order:
-        steps = _digits(s)
-        if not any(steps):
-            continue
-        acc = np.zeros(TURNS)
-        for die in range(1, 7):
-            best, best_mean = finish, np.inf
-            for k in movable(steps, die):
-                if steps[k] == 1:
-                    best, best_mean = finish, 0.0
-                    break
-                after = s - LEVELS ** k
-                if mean[after] < best_mean:
-                    best, best_mean = dist[after], mean[after]
-            acc += best
-        dist[s, 1:] = acc[:-1] / 6.0
-        dist[s, -1] += acc[-1] / 6.0
+    for s in sorted(range(1, STATES), key=lambda s: sum(_digits(s))):
+        dist[s] = _later(np.mean([_best_step(s, die, dist, mean) for die in range(1, 7)], axis=0))
         mean[s] = float(dist[s] @ np.arange(TURNS))
     return dist, mean
-
-
-def _after_die(state: int, die: int) -> npt.NDArray[np.float64]:
-    """T's distribution for a side whose die is already rolled (the current turn counts)."""
-    dist, mean = race_table()
-    steps = _digits(state)
-    out = np.zeros(TURNS)
-    best, best_mean = None, np.inf
-    for k in movable(steps, die):
-        if steps[k] == 1:
-            out[1] = 1.0
-            return out
-        if mean[state - LEVELS ** k] < best_mean:
-            best, best_mean = dist[state - LEVELS ** k], mean[state - LEVELS ** k]
-    if best is not None:
-        out[1:] = best[:-1]
-        out[-1] += best[-1]
-    return out
 
 
 def race_value(red: int, blue: int, red_to_act: bool, die: int = 0) -> float:
     """Red's chance of winning the race, as a value in [-1, 1]. ``die`` is the pending roll
     of the side to act (0 before the roll)."""
-    dist, _ = race_table()
+    dist, mean = race_table()
     x, y = dist[red], dist[blue]
-    if die:
+    if die:    # the side to act moves now: its current turn counts
         if red_to_act:
-            x = _after_die(red, die)
+            x = _later(_best_step(red, die, dist, mean))
         else:
-            y = _after_die(blue, die)
+            y = _later(_best_step(blue, die, dist, mean))
     # Red wins when it finishes on its t-th turn before Blue has: Blue has had t - 1 turns
     # by then when Red acts first, t turns when Blue does (y_done[t] = P(Y <= t))
     y_done = np.cumsum(y)
@@ -188,8 +176,8 @@ def held_out(run_dir: Path, holdout: float, sample: int, seed: int
              ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64], int]:
     """(planes, outcomes, games) of a sample of the held-out games' live positions."""
     from nets.learn.config import load_config
-    from nets.learn.data import stored_rows
     from nets.learn.memory_files import load_run_memory
+    from nets.learn.refit import PackedRows, trained_games
 
     cfg = load_config(run_dir / "config.toml")
     if cfg.game.split("(")[0] != "einstein" or cfg.selfplay.learning != "terminal":
@@ -200,14 +188,14 @@ def held_out(run_dir: Path, holdout: float, sample: int, seed: int
     if loaded is None or not loaded[2]:
         raise SystemExit(f"outcome_fit: {run_dir} has no checkpoint with games")
     _, shape, games = loaded
-    test = games[max(1, int(round(len(games) * (1.0 - holdout)))):] or games[-1:]
-    rows = np.concatenate([np.asarray(stored) for stored, _ in test])
-    values = np.concatenate([np.asarray(v, dtype=np.float64) for _, v in test])
+    test = games[trained_games(len(games), holdout):] or games[-1:]
+    rows = PackedRows(shape, test)
     rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(len(values), size=min(sample, len(values)), replace=False))
-    planes = stored_rows(rows, pick, shape)
+    pick = np.sort(rng.choice(len(rows.values), size=min(sample, len(rows.values)),
+                              replace=False))
+    planes = rows.planes(pick)
     keep = live(planes)
-    return planes[keep], values[pick][keep], len(test)
+    return planes[keep], rows.values[pick][keep].astype(np.float64), len(test)
 
 
 def predictions(planes: npt.NDArray[np.float32], models: list[Path]

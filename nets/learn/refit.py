@@ -59,6 +59,11 @@ class PackedRows:
         return stored_rows(self.rows, index, self.shape)
 
 
+def trained_games(games: int, holdout: float) -> int:
+    """How many of a memory's oldest games a refit trains on; the newest rest is held out."""
+    return max(1, int(round(games * (1.0 - holdout)))) if holdout else games
+
+
 def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: int = 512,
           holdout: float = 0.05, seed: int | None = None, lr: float | None = None,
           weight_decay: float | None = None, progress: Any = None) -> RefitReport:
@@ -81,7 +86,7 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     game = make_game(cfg.game)
     sp = cfg.selfplay
     reinforcement = reinforcement_for(game.new_initial_state(), sp.heuristic, sp.max_plies)
-    kept = max(1, int(round(len(games) * (1.0 - holdout)))) if holdout else len(games)
+    kept = trained_games(len(games), holdout)
     train = PackedRows(shape, games[:kept])
     test = PackedRows(shape, games[kept:]) if kept < len(games) \
         else None

@@ -135,3 +135,16 @@ def test_scores_a_terminal_run_and_refuses_another(
     Trainer(tiny_config("einstein", run__max_iterations=1), other).run()
     with pytest.raises(SystemExit, match="labelled with outcomes"):
         main([str(other)])
+
+
+def test_a_choice_moves_the_cube_with_the_shorter_race() -> None:
+    # die 2 lets cube 1 (four steps out, listed first) or cube 3 (two) move; cube 3 is
+    # the faster race
+    _, mean = race_table()
+    red, blue = race_state({1: 4, 3: 2}), race_state({4: 3, 6: 4})
+    one, three = race_state({1: 3, 3: 2}), race_state({1: 4, 3: 1})
+    assert mean[three] < mean[one]
+    assert race_value(red, blue, red_to_act=True, die=2) == \
+        pytest.approx(race_value(three, blue, red_to_act=False))
+    assert race_value(red, blue, red_to_act=True, die=2) != \
+        pytest.approx(race_value(one, blue, red_to_act=False))
