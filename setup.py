@@ -1,4 +1,5 @@
-"""Builds the Cython extension modules of search_cy/ (metadata lives in pyproject.toml)."""
+"""Builds the Cython extension modules of descent/search_cy/ (metadata lives in
+pyproject.toml)."""
 import os
 from pathlib import Path
 
@@ -25,7 +26,7 @@ extensions = [
         # no FMA contraction: a network value must not depend on the CPU it runs on
         extra_compile_args=["-O3", "-ffp-contract=off"],
     )
-    for path in sorted(Path("search_cy").rglob("*.pyx"))
+    for path in sorted(Path("descent/search_cy").rglob("*.pyx"))
     # DESCENT_ONLY=hex,state rebuilds a subset during development.
     if not os.environ.get("DESCENT_ONLY") or path.stem in os.environ["DESCENT_ONLY"].split(",")
 ]

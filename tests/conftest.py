@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from search_cy.games.sampling import random_action
-from search_cy.games.state import GameState
+from descent.search_cy.games.sampling import random_action
+from descent.search_cy.games.state import GameState
 
 
 def random_game(state: GameState, rng: random.Random, max_steps: int = 10_000) -> Iterator[int]:

@@ -30,7 +30,7 @@ arena "net@descent:search=ubfms,model=$hex" "heuristic@descent:search=ubfms,mode
     --game "hex(size=7)" --games 98 --openings all-1 --tc 200ms --out "$out/hex7-heuristic" \
     | tee "$out/hex7-heuristic.txt"
 arena "net@descent:search=ubfms,model=$hex" \
-    "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 7 --simulations $HEX_SIMS" \
+    "openspiel-mcts@gtp:$PY -m tests.helpers.bots.hex_openspiel_gtp --size 7 --simulations $HEX_SIMS" \
     --game "hex(size=7)" --games 40 --openings all-1 --tc 200ms --out "$out/hex7-mcts" \
     | tee "$out/hex7-mcts.txt"
 fi
@@ -42,7 +42,7 @@ arena "net@descent:search=ubfms,model=${hex11:?Hex 11x11 model}" \
     --game "hex(size=11)" --games 80 --openings all-1 --tc 200ms --out "$out/hex11-heuristic" \
     | tee "$out/hex11-heuristic.txt"
 arena "net@descent:search=ubfms,model=$hex11" \
-    "openspiel-mcts@gtp:$PY -m tools.bots.hex_openspiel_gtp --size 11 --simulations $HEX11_SIMS" \
+    "openspiel-mcts@gtp:$PY -m tests.helpers.bots.hex_openspiel_gtp --size 11 --simulations $HEX11_SIMS" \
     --game "hex(size=11)" --games 40 --openings all-1 --tc 200ms --out "$out/hex11-mcts" \
     | tee "$out/hex11-mcts.txt"
 fi
@@ -54,7 +54,7 @@ arena "net@descent:search=expectiminimax,model=$ewn" \
     --game einstein --games 120 --tc 100ms --out "$out/einstein-heuristic" \
     | tee "$out/einstein-heuristic.txt"
 arena "net@descent:search=expectiminimax,model=$ewn" \
-    "openspiel-mcts@ewn:$PY -m tools.bots.einstein_openspiel_ewn --policy mcts --simulations $EWN_SIMS" \
+    "openspiel-mcts@ewn:$PY -m tests.helpers.bots.einstein_openspiel_ewn --policy mcts --simulations $EWN_SIMS" \
     --game einstein --games 60 --tc 100ms --out "$out/einstein-mcts" \
     | tee "$out/einstein-mcts.txt"
 fi

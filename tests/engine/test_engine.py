@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from engine.engine import Engine, EngineError
-from engine.limits import Limits
-from engine.settings import Settings
+from descent.engine.engine import Engine, EngineError
+from descent.engine.limits import Limits
+from descent.engine.settings import Settings
 
 
 def hex_engine(**kw: object) -> Engine:
@@ -97,9 +97,10 @@ def test_resign_threshold() -> None:
     assert d.resign
 
 
-def test_configure_switches_game_and_search() -> None:
+def test_options_switch_game_and_search() -> None:
     e = hex_engine()
-    e.configure(game="dicechess", search="descent")
+    e.set_option("game", "dicechess")
+    e.set_option("search", "descent")
     assert e.describe()["game"].startswith("dicechess") and e.search_name == "descent"
     e.new_game("hex(size=7)")
     assert e.game.spec.startswith("hex(size=7") and e.state.ply == 0

@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from engine.engine import Engine  # noqa: E402
-from engine.limits import Limits  # noqa: E402
-from engine.settings import Settings  # noqa: E402
-from nets.modelfile import ModelFileError, save_model  # noqa: E402
-from nets.train_quick import train_quick  # noqa: E402
+from descent.engine.engine import Engine  # noqa: E402
+from descent.engine.limits import Limits  # noqa: E402
+from descent.engine.settings import Settings  # noqa: E402
+from descent.nets.modelfile import ModelFileError, save_model  # noqa: E402
+from descent.nets.train_quick import train_quick  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +45,9 @@ def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize("game", ["einstein", "dicechess"])
 def test_engine_plays_an_mlp_model_with_the_native_evaluator(game: str,
                                                              tmp_path: Path) -> None:
-    from nets.arch import preset
-    from nets.modelfile import make_model
-    from search_cy.eval.mlp_eval import MLPEvaluator
+    from descent.nets.arch import preset
+    from descent.nets.modelfile import make_model
+    from descent.search_cy.eval.mlp_eval import MLPEvaluator
 
     path = save_model(make_model(game, preset(game, "mlp"), seed=3), tmp_path / "mlp.dnet")
     e = Engine(Settings(game=game, model=str(path), hash_mb=16, seed=1))   # backend auto

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.limits import Limits, TimeManager
+from descent.engine.limits import Limits, TimeManager
 
 
 def test_no_clock_means_no_budget() -> None:

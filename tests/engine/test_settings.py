@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.settings import Settings, load_settings, settings_help
+from descent.engine.settings import Settings, load_settings, settings_help
 
 
 def test_precedence(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_every_setting_is_documented() -> None:
 
 
 def test_the_options_page_is_current() -> None:
-    from tools.gen_options_doc import PATH, render
+    from tests.helpers.gen_options_doc import PATH, render
 
     assert PATH.read_text(encoding="utf-8") == render(), \
-        "docs/options.md is stale: run python -m tools.gen_options_doc"
+        "docs/options.md is stale: run python -m tests.helpers.gen_options_doc"

@@ -4,17 +4,21 @@ or not (trained) by default, and an engine plays a legal move with it."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine
-from engine.limits import Limits
-from engine.models import SHIPPED_DIR, TRAINED_DIR, model_file_name, shipped_model
-from engine.settings import Settings
-from nets.modelfile import load_model, read_metadata
-from search_cy.games.registry import make_game
+from descent.engine.engine import Engine
+from descent.engine.limits import Limits
+from descent.engine.models import model_file_name, resolve_model, shipped_model
+from descent.engine.settings import Settings
+from descent.nets.modelfile import load_model, read_metadata
+from descent.search_cy.games.registry import make_game
 
+NETS = Path(str(resources.files("descent.nets")))
+SHIPPED_DIR = NETS / "shipped"
+TRAINED_DIR = NETS / "trained"
 FILES = sorted([*SHIPPED_DIR.glob("*.dnet"), *TRAINED_DIR.glob("*.dnet")])
 
 
@@ -39,3 +43,16 @@ def test_a_committed_network_loads_plays_and_names_its_game(path: Path) -> None:
         state.apply_action(state.chance_outcomes()[0][0])
     decision = engine.think(Limits(nodes=2000))
     assert decision.move in [state.action_to_string(a) for a in state.legal_actions()]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_package_data_is_named_as_in_the_source_tree(path: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--model nets/trained/<name>.dnet`` finds the packaged file from any folder."""
+    monkeypatch.chdir(tmp_path)
+    game = make_game("hex")
+    assert resolve_model(f"nets/{path.parent.name}/{path.name}", game) == path
+    with pytest.raises(ValueError, match="does not exist"):
+        resolve_model(f"nets/{path.parent.name}/missing.dnet", game)
+    with pytest.raises(ValueError, match="does not exist"):
+        resolve_model(f"nets/../nets/{path.parent.name}/{path.name}", game)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nets.backends import probe
-from nets.modelfile import LoadedModel, save_model
+from descent.nets.backends import probe
+from descent.nets.modelfile import LoadedModel, save_model
 
 CPU_BACKENDS = ("onnxruntime", "torch")
 
@@ -38,7 +38,7 @@ def trained_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _trained(spec: str, folder: Path, name: str) -> LoadedModel:
     pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
-    from nets.train_quick import train_quick
+    from descent.nets.train_quick import train_quick
 
     model = train_quick(spec, "tiny", steps=15, positions=128, seed=3)
     save_model(model, folder / name)

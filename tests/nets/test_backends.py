@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nets.arch import preset
-from nets.backends import (
+from descent.nets.arch import preset
+from descent.nets.backends import (
     BACKENDS,
     BackendUnavailable,
     make_backend,
@@ -19,10 +19,10 @@ from nets.backends import (
     registered_backends,
     runs_model,
 )
-from nets.backends.auto import auto_select
-from nets.encoding import encode_batch, sample_positions
-from nets.modelfile import LoadedModel, make_model
-from nets.onnx_graph import reference_forward
+from descent.nets.backends.auto import auto_select
+from descent.nets.encoding import encode_batch, sample_positions
+from descent.nets.modelfile import LoadedModel, make_model
+from descent.nets.onnx_graph import reference_forward
 from tests.nets.conftest import CPU_BACKENDS, need
 
 
@@ -136,7 +136,7 @@ def test_auto_with_no_usable_candidate(model: LoadedModel) -> None:
 def test_tensorrt_engine_matches_and_is_cached(precision: str, limit: float,
                                                private_cache: Path) -> None:
     need("tensorrt")
-    from nets.backends.tensorrt_backend import TensorRTBackend
+    from descent.nets.backends.tensorrt_backend import TensorRTBackend
 
     model = make_model("hex(size=11)", preset("hex", "cpu"), seed=3)
     batch = encode_batch(sample_positions(model.game, 130, seed=4))

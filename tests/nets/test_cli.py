@@ -12,14 +12,14 @@ import numpy as np
 import onnx
 import pytest
 
-from nets import bench
-from nets.backends import probe
-from nets.modelfile import LoadedModel
+from descent.nets import bench
+from descent.nets.backends import probe
+from descent.nets.modelfile import LoadedModel
 
 
 def descent(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True,
                           text=True, timeout=120, env=env)
 
 
@@ -122,9 +122,9 @@ def test_models_run_and_export_without_torch(hex5_model: LoadedModel, tmp_path: 
     onnx, onnxruntime and safetensors (the parity reference is then numpy float64)."""
     import argparse
 
-    from nets.cli import run_export
-    from nets.evaluator import network_evaluator
-    from nets.modelfile import load_model
+    from descent.nets.cli import run_export
+    from descent.nets.evaluator import network_evaluator
+    from descent.nets.modelfile import load_model
 
     assert hex5_model.path is not None
     monkeypatch.setitem(sys.modules, "torch", None)   # import torch now fails

@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nets.backends import make_backend, probe
-from nets.encoding import encode_batch, sample_positions
-from nets.evaluator import network_evaluator
-from nets.modelfile import LoadedModel, load_model
-from nets.onnx_graph import reference_forward
-from search_cy.games.state import GameState
-from search_cy.search.api import SearchParams, make_search
-from search_cy.search.evalcache import CachedEvaluator
-from search_cy.search.evaluator import Evaluator
-from search_cy.search.stopper import Stopper
+from descent.nets.backends import make_backend, probe
+from descent.nets.encoding import encode_batch, sample_positions
+from descent.nets.evaluator import network_evaluator
+from descent.nets.modelfile import LoadedModel, load_model
+from descent.nets.onnx_graph import reference_forward
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.evalcache import CachedEvaluator
+from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.stopper import Stopper
 
 BACKENDS = ("onnxruntime", "torch", "tensorrt")
 
@@ -57,7 +57,7 @@ def path_of(model: LoadedModel) -> Path:
 
 
 def trained_is_not_initial(model: LoadedModel) -> None:
-    from nets.arch import init_weights
+    from descent.nets.arch import init_weights
 
     initial = init_weights(model.arch, model.input_shape, seed=3)
     assert any(not np.array_equal(initial[k], model.weights[k]) for k in initial)
@@ -96,7 +96,7 @@ def test_einstein_full_game_with_ubfms(einstein_model: LoadedModel, backend: str
 
 def expectimax_or_skip() -> None:
     try:
-        import search_cy.search.expectimax  # noqa: F401
+        import descent.search_cy.search.expectimax  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"search_cy.search.expectimax does not import yet: {exc}")
 

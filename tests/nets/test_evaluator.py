@@ -6,19 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nets.arch import preset
-from nets.backends import make_backend
-from nets.encoding import sample_positions
-from nets.evaluator import NetworkFunction, network_evaluator
-from nets.modelfile import LoadedModel, ModelFileError, ValueSpec, make_model
-from nets.onnx_graph import reference_forward
-from search_cy.eval.heuristics import heuristic_for
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import SearchParams, make_search
-from search_cy.search.evalcache import CachedEvaluator
-from search_cy.search.evaluator import Evaluator
-from search_cy.search.stopper import Stopper
+from descent.nets.arch import preset
+from descent.nets.backends import make_backend
+from descent.nets.encoding import sample_positions
+from descent.nets.evaluator import NetworkFunction, network_evaluator
+from descent.nets.modelfile import LoadedModel, ModelFileError, ValueSpec, make_model
+from descent.nets.onnx_graph import reference_forward
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.evalcache import CachedEvaluator
+from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.stopper import Stopper
 
 
 def raw(model: LoadedModel, states: list[GameState], symmetry: int = 0) -> np.ndarray:
@@ -166,7 +166,7 @@ def test_cache_bounds_stats_and_clear() -> None:
 
 
 def test_an_inner_failure_leaves_the_cache_usable(hex_model: LoadedModel) -> None:
-    from search_cy.search.evaluator import BatchEvaluator
+    from descent.search_cy.search.evaluator import BatchEvaluator
 
     calls = {"n": 0}
 

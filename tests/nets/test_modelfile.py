@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load, save
 
-from nets.arch import preset
-from nets.encoding import ENCODING_VERSIONS
-from nets.modelfile import (
+from descent.nets.arch import preset
+from descent.nets.encoding import ENCODING_VERSIONS
+from descent.nets.modelfile import (
     LoadedModel,
     ModelFileError,
     Provenance,
@@ -24,7 +24,7 @@ from nets.modelfile import (
     read_metadata,
     save_model,
 )
-from search_cy.games.registry import make_game
+from descent.search_cy.games.registry import make_game
 
 
 @pytest.fixture

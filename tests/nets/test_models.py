@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nets.arch import PRESETS, Architecture, init_weights, multiply_adds, preset, weight_shapes
-from search_cy.games.registry import make_game
+from descent.nets.arch import (
+    PRESETS,
+    Architecture,
+    init_weights,
+    multiply_adds,
+    preset,
+    weight_shapes,
+)
+from descent.search_cy.games.registry import make_game
 
 SPECS = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
 CASES = [(game, name) for game in PRESETS for name in PRESETS[game]]
@@ -21,7 +28,7 @@ def input_shape(game: str) -> tuple[int, int, int]:
 def test_torch_module_has_the_preset_shapes_and_one_value_per_position(game: str,
                                                                         name: str) -> None:
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from nets.models import ValueNet, module_from_weights, weights_from_module
+    from descent.nets.models import ValueNet, module_from_weights, weights_from_module
 
     arch = preset(game, name)
     shape = input_shape(game)
@@ -50,7 +57,7 @@ def test_paper_presets_are_the_papers_networks() -> None:
 
 def test_plain_family_and_linear_output() -> None:
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from nets.models import module_from_weights
+    from descent.nets.models import module_from_weights
 
     arch = preset("hex", "cpu", output="linear")
     assert arch.family == "conv" and arch.convs == 3

@@ -6,17 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nets.arch import Architecture, mlp, preset
-from nets.backends import make_backend, runs_model
-from nets.backends.native import mlp_evaluator
-from nets.encoding import encode_batch, sample_positions
-from nets.evaluator import network_evaluator
-from nets.modelfile import LoadedModel, ValueSpec, load_model, make_model, save_model
-from nets.onnx_graph import reference_forward
-from search_cy.eval.mlp_eval import MLPEvaluator
-from search_cy.games.registry import make_game
-from search_cy.search.api import SearchParams, make_search
-from search_cy.search.stopper import Stopper
+from descent.nets.arch import Architecture, mlp, preset
+from descent.nets.backends import make_backend, runs_model
+from descent.nets.backends.native import mlp_evaluator
+from descent.nets.encoding import encode_batch, sample_positions
+from descent.nets.evaluator import network_evaluator
+from descent.nets.modelfile import LoadedModel, ValueSpec, load_model, make_model, save_model
+from descent.nets.onnx_graph import reference_forward
+from descent.search_cy.eval.mlp_eval import MLPEvaluator
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.stopper import Stopper
 
 GAMES = ["hex(size=5)", "einstein", "einstein(setup=random)", "dicechess"]
 

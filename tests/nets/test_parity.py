@@ -7,10 +7,10 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from nets.arch import PRESETS, preset
-from nets.encoding import encode_batch, sample_positions
-from nets.modelfile import make_model
-from nets.onnx_graph import INPUT, build_onnx, reference_forward
+from descent.nets.arch import PRESETS, preset
+from descent.nets.encoding import encode_batch, sample_positions
+from descent.nets.modelfile import make_model
+from descent.nets.onnx_graph import INPUT, build_onnx, reference_forward
 
 SPECS = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
 CASES = [(game, name, output) for game in PRESETS for name in PRESETS[game]
@@ -24,7 +24,7 @@ def session(proto_bytes: bytes) -> ort.InferenceSession:
 @pytest.mark.parametrize(("game", "name", "output"), CASES)
 def test_torch_and_onnxruntime_agree(game: str, name: str, output: str) -> None:
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from nets.models import module_from_weights
+    from descent.nets.models import module_from_weights
 
     model = make_model(SPECS[game], preset(game, name, output), seed=4)
     batch = encode_batch(sample_positions(model.game, 6, seed=8))

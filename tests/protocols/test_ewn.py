@@ -16,19 +16,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.engine import Engine
-from engine.settings import Settings
-from protocols.base import clean
-from protocols.ewn import STRONG_SETUP, EwnProtocol, strong_setup_cells
-from search_cy.games.einstein import EinsteinState, cell_name
-from search_cy.games.registry import make_game
-from tools.regen_transcripts_ewn import (
+from descent.engine.engine import Engine
+from descent.engine.settings import Settings
+from descent.protocols.base import clean
+from descent.protocols.ewn import STRONG_SETUP, EwnProtocol, strong_setup_cells
+from descent.search_cy.games.einstein import EinsteinState, cell_name
+from descent.search_cy.games.registry import make_game
+from tests.helpers.regen_transcripts_ewn import (
     FIXED_ARGS,
     ROOT,
     TRANSCRIPTS,
     run_session,
 )
-from tools.transcripts import parse_transcript
+from tests.helpers.transcripts import parse_transcript
 
 EWN_FILES = sorted((TRANSCRIPTS / "ewn").glob("*.txt"))
 REPLY = re.compile(r"\A[=?](\d*) [^\n]*(\n[^\n]+)*\n\n\Z")
@@ -83,7 +83,7 @@ class Session:
 
 
 def engine_command(protocol: str, game: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "engine", "play", "--protocol", protocol, "--game", game,
+    return [sys.executable, "-m", "descent", "play", "--protocol", protocol, "--game", game,
             *FIXED_ARGS, *extra]
 
 
@@ -94,7 +94,7 @@ def test_transcript(path: Path) -> None:
     pairs = parse_transcript(path.read_text(encoding="utf-8"))
     stdout = run_session("ewn", [command for command, _ in pairs])
     assert stdout == "".join(output for _, output in pairs), (
-        f"{path.name} differs: run `python -m tools.regen_transcripts_ewn --check`")
+        f"{path.name} differs: run `python -m tests.helpers.regen_transcripts_ewn --check`")
 
 
 def test_transcripts_exist() -> None:
@@ -172,8 +172,8 @@ def make_protocol(game: str = "einstein(setup=free)", **changes: object) -> tupl
     settings_ = Settings(game=game, seed=1, nodes_per_second=5000, hash_mb=8,
                          log_level="warning")
     engine = Engine(settings_)
-    if changes:
-        engine.configure(**changes)
+    for name, value in changes.items():
+        engine.set_option(name, value)
     return EwnProtocol(engine, out.append), out
 
 
@@ -359,7 +359,12 @@ def test_strength_is_an_option() -> None:
     assert protocol.engine.settings.strength == "casual"
     assert ask(protocol, out, "descent-strength") == "= casual\n\n"
     assert ask(protocol, out, "param_descent strength 7") == "= \n\n"
-    assert ask(protocol, out, "param_descent") == "= strength 7\n\n"
+    shown = ask(protocol, out, "param_descent")[2:].splitlines()
+    assert "strength 7" in shown and "hash_mb 8" in shown and "search expectiminimax" in shown
+    assert ask(protocol, out, "param_descent hash_mb 4") == "= \n\n"
+    assert protocol.engine.settings.hash_mb == 4
+    assert ask(protocol, out, "param_descent hash_mb 0").startswith("? hash_mb must be in")
+    assert protocol.engine.settings.hash_mb == 4
     for line in SET_UP:
         ask(protocol, out, line)
     assert ask(protocol, out, "genmove red 4").startswith("= ")
@@ -367,7 +372,7 @@ def test_strength_is_an_option() -> None:
 
 def test_interrupt_stops_a_long_genmove() -> None:
     protocol, out = make_protocol()
-    protocol.engine.configure(nodes_per_second=0.0)
+    protocol.engine.set_option("nodes_per_second", 0.0)
     for line in SET_UP:
         ask(protocol, out, line)
     ask(protocol, out, "time_settings 3600 0 0")   # a budget of minutes for this move

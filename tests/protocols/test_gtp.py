@@ -22,18 +22,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.engine import Decision, Engine, Info
-from engine.limits import Limits
-from engine.settings import Settings
-from protocols.gtp import GtpProtocol
-from tools.regen_transcripts_gtp import (
+from descent.engine.engine import Decision, Engine, Info
+from descent.engine.limits import Limits
+from descent.engine.settings import Settings
+from descent.protocols.gtp import GtpProtocol
+from tests.helpers.regen_transcripts_gtp import (
     ENGINE_ARGS,
     ROOT,
     TRANSCRIPTS,
     expects_reply,
     run_session,
 )
-from tools.transcripts import parse_transcript
+from tests.helpers.transcripts import parse_transcript
 
 REPLY_TIMEOUT = 60.0   # liveness bound only: a hung engine fails instead of hanging the suite
 
@@ -48,7 +48,7 @@ def test_golden_transcript(path: Path) -> None:
     for (command, expected), output in zip(pairs, got, strict=True):
         assert output == expected, (
             f"{path.name}: reply to {command!r} changed (regenerate with "
-            f"`python -m tools.regen_transcripts_gtp` and review the diff)")
+            f"`python -m tests.helpers.regen_transcripts_gtp` and review the diff)")
 
 
 def test_transcript_format_round_trips() -> None:
@@ -106,7 +106,7 @@ class GtpProcess:
 
 
 def descent(*extra: str) -> GtpProcess:
-    return GtpProcess([sys.executable, "-m", "engine", "play", *ENGINE_ARGS, *extra])
+    return GtpProcess([sys.executable, "-m", "descent", "play", *ENGINE_ARGS, *extra])
 
 
 def test_version_names_search_and_evaluator() -> None:

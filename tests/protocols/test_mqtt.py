@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from engine.engine import Engine
-from engine.settings import Settings
-from protocols.base import LineProtocol
-from protocols.mqtt import (
+from descent.engine.engine import Engine
+from descent.engine.settings import Settings
+from descent.protocols.base import LineProtocol
+from descent.protocols.mqtt import (
     NODELAY,
     BadRequest,
     JsonId,
@@ -43,13 +43,13 @@ from protocols.mqtt import (
     parse_broker,
     parse_request,
 )
-from tools.bench_protocol import Mosquitto, find_mosquitto
+from descent.tools.bench_protocol import Mosquitto, find_mosquitto
 
 needs_broker = pytest.mark.skipif(
     find_mosquitto() is None,
     reason="the mosquitto broker is not installed (Debian: apt-get install mosquitto; "
            ".ci/run installs it)")
-needs_gtp = pytest.mark.skipif(importlib.util.find_spec("protocols.gtp") is None,
+needs_gtp = pytest.mark.skipif(importlib.util.find_spec("descent.protocols.gtp") is None,
                                reason="protocols.gtp (the Hex GTP protocol) is not built yet")
 GAME = "hex(size=5)"
 TIMEOUT = 30.0
@@ -212,7 +212,7 @@ def broker(tmp_path: Path) -> Iterator[Mosquitto]:
 
 def descent(*args: str, log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as err:
-        return subprocess.Popen([sys.executable, "-m", "engine", *args],
+        return subprocess.Popen([sys.executable, "-m", "descent", *args],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
 
 
@@ -351,7 +351,7 @@ def test_broker_restart_mid_game_loses_and_repeats_nothing(broker: Mosquitto, tm
 
 
 @needs_broker
-@pytest.mark.skipif(importlib.util.find_spec("protocols.uci") is None,
+@pytest.mark.skipif(importlib.util.find_spec("descent.protocols.uci") is None,
                     reason="protocols.uci (dice chess UCI) is not built yet")
 def test_uci_search_output_carries_the_go_request_id(broker: Mosquitto,
                                                      tmp_path: Path) -> None:
@@ -492,7 +492,7 @@ def bridge(broker: str, engine_id: str, log: Path, *command: str,
 @needs_gtp
 def test_bridge_puts_a_stdio_gtp_engine_on_the_topics(broker: Mosquitto,
                                                       tmp_path: Path) -> None:
-    wrapped = [sys.executable, "-m", "engine", "play", "--game", GAME, "--seed", "1",
+    wrapped = [sys.executable, "-m", "descent", "play", "--game", GAME, "--seed", "1",
                "--hash-mb", "16"]
 
     async def scenario() -> None:
@@ -547,7 +547,7 @@ def test_bridge_line_framing_tags_output_with_the_last_request(broker: Mosquitto
 
 
 def test_bridge_without_a_command_is_one_clear_error(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "engine", "mqtt-bridge", "--broker",
+    result = subprocess.run([sys.executable, "-m", "descent", "mqtt-bridge", "--broker",
                              "127.0.0.1:1"], capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 2
     assert "no engine command" in result.stderr and "Traceback" not in result.stderr
@@ -718,9 +718,9 @@ def test_fuzz_every_request_gets_one_well_formed_answer(batch: list[bytes]) -> N
 def test_bench_protocol_runs_briefly(tmp_path: Path) -> None:
     if find_mosquitto() is None:
         pytest.skip("the mosquitto broker is not installed")
-    if importlib.util.find_spec("protocols.gtp") is None:
+    if importlib.util.find_spec("descent.protocols.gtp") is None:
         pytest.skip("protocols.gtp (the Hex GTP protocol) is not built yet")
-    result = subprocess.run([sys.executable, "-m", "tools.bench_protocol", "--n", "12",
+    result = subprocess.run([sys.executable, "-m", "descent.tools.bench_protocol", "--n", "12",
                              "--game", GAME, "--json"], capture_output=True, text=True,
                             timeout=120, env={**os.environ})
     assert result.returncode == 0, result.stderr

@@ -12,17 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.engine import Engine
-from engine.settings import Settings
-from protocols.ntu import NtuProtocol, position_text
-from search_cy.games.einstein import EinsteinState, cell_name, parse_arrangement
-from search_cy.games.registry import make_game
-from tests.protocols.test_ewn import Session, engine_command
-from tools.regen_transcripts_ewn import (
+from descent.engine.engine import Engine
+from descent.engine.settings import Settings
+from descent.protocols.ntu import NtuProtocol, position_text
+from descent.search_cy.games.einstein import EinsteinState, cell_name, parse_arrangement
+from descent.search_cy.games.registry import make_game
+from tests.helpers.regen_transcripts_ewn import (
     TRANSCRIPTS,
     run_session,
 )
-from tools.transcripts import parse_transcript
+from tests.helpers.transcripts import parse_transcript
+from tests.protocols.test_ewn import Session, engine_command
 
 NTU_FILES = sorted((TRANSCRIPTS / "ntu").glob("*.txt"))
 MOVE = re.compile(r"[A-E][1-5] [A-E][1-5]")
@@ -39,7 +39,7 @@ def test_transcript(path: Path) -> None:
     pairs = parse_transcript(path.read_text(encoding="utf-8"))
     stdout = run_session("ntu", [command for command, _ in pairs])
     assert stdout == "".join(output for _, output in pairs), (
-        f"{path.name} differs: run `python -m tools.regen_transcripts_ewn --check`")
+        f"{path.name} differs: run `python -m tests.helpers.regen_transcripts_ewn --check`")
 
 
 def test_transcripts_exist() -> None:

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from search_cy.games.registry import make_game
-from tools.referee import EngineProcess
+from descent.search_cy.games.registry import make_game
+from descent.tools.referee import EngineProcess
 
 RATE = 20000.0    # nodes per virtual second
 
 
 def engine(args: list[str], log: Path, virtual: bool) -> EngineProcess:
     rate = ["--nodes-per-second", f"{RATE:g}"] if virtual else []
-    cmd = " ".join([sys.executable, "-m", "engine", "play", "--hash-mb", "32", "--seed", "1",
+    cmd = " ".join([sys.executable, "-m", "descent", "play", "--hash-mb", "32", "--seed", "1",
                     *rate, "--log-level", "info", "--log-file", str(log), *args])
     return EngineProcess(cmd, "descent")
 

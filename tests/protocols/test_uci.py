@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.engine import Engine
-from engine.settings import Settings
-from protocols.base import ProtocolError
-from protocols.uci import (
+from descent.engine.engine import Engine
+from descent.engine.settings import Settings
+from descent.protocols.base import ProtocolError
+from descent.protocols.uci import (
     SCORE_SCALE,
     UciProtocol,
     expand_moves,
@@ -31,11 +31,11 @@ from protocols.uci import (
     roll_for_move,
     score_cp,
 )
-from search_cy.games.dicechess import DiceChessState
-from search_cy.games.registry import make_game
-from tools.bots.dicechess_random_uci import RandomDiceChessBot
-from tools.gen_dicechess_perft import moves_by_die
-from tools.regen_transcripts_uci import (
+from descent.search_cy.games.dicechess import DiceChessState
+from descent.search_cy.games.registry import make_game
+from descent.tools.dicechess_reference import moves_by_die
+from tests.helpers.bots.dicechess_random_uci import RandomDiceChessBot
+from tests.helpers.regen_transcripts_uci import (
     BASE_ARGS,
     ROOT,
     TRANSCRIPT_DIR,
@@ -482,7 +482,7 @@ def referee_plies(players: list[UciSession], plies: int, seed: int) -> list[str]
 
 def test_our_engine_plays_the_random_bot() -> None:
     ours = UciSession()
-    bot = UciSession(command=[sys.executable, "-m", "tools.bots.dicechess_random_uci",
+    bot = UciSession(command=[sys.executable, "-m", "tests.helpers.bots.dicechess_random_uci",
                               "--seed", "2"])
     try:
         moves = referee_plies([ours, bot], plies=16, seed=3)

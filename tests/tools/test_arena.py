@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tools import arena, records
-from tools.arena import ArenaConfig, Player, parse_player, run_arena, schedule
-from tools.referee import GameRecord, play_game
-from tools.stats import Sprt
+from descent.tools import arena, records
+from descent.tools.arena import ArenaConfig, Player, parse_player, run_arena, schedule
+from descent.tools.referee import GameRecord, play_game
+from descent.tools.stats import Sprt
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FAKE_ENGINE = textwrap.dedent('''
     import sys, time
     sys.path.insert(0, {root!r})
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     protocol, mode = sys.argv[1], sys.argv[2]
     k = int(sys.argv[3]) if len(sys.argv) > 3 else 1
@@ -61,7 +61,7 @@ FAKE_ENGINE = textwrap.dedent('''
         return state.legal_actions()[0]
 
     def gtp():
-        from search_cy.games.hex import cell_name, parse_move
+        from descent.search_cy.games.hex import cell_name, parse_move
         size, swap, transposed = 11, False, False
         state = make_game("hex(size=11)").new_initial_state()
 
@@ -204,7 +204,7 @@ def test_descent_spec_becomes_an_engine_command_line() -> None:
     p = parse_player("descent:search=mcts,time=250ms,strength=expert,hash=16,seed=3",
                      "hex(size=5)")
     argv = shlex.split(p.command)
-    assert argv[:4] == [sys.executable, "-m", "engine", "play"]
+    assert argv[:4] == [sys.executable, "-m", "descent", "play"]
     assert argv[argv.index("--game") + 1] == "hex(size=5,swap=false)"
     for flag, value in (("--search", "mcts"), ("--strength", "expert"), ("--hash-mb", "16"),
                         ("--seed", "3")):
@@ -225,7 +225,7 @@ def test_external_specs_must_speak_the_games_protocol() -> None:
     timed = parse_player("gtp[time=5s,name=mo]:/opt/mohex/mohex", "hex")
     assert (timed.name, timed.movetime, timed.command) == ("mo", 5.0, "/opt/mohex/mohex")
     assert parse_player("x@gtp[time=1]:mohex", "hex").name == "x"
-    assert parse_player(f"gtp:{sys.executable} -m tools.bots.hex_openspiel_gtp",
+    assert parse_player(f"gtp:{sys.executable} -m tests.helpers.bots.hex_openspiel_gtp",
                         "hex").name == "hex_openspiel_gtp"
     assert parse_player(f"gtp:{sys.executable} /tmp/fake_engine.py gtp", "hex").name == \
         "fake_engine"
@@ -480,7 +480,7 @@ def test_two_internal_players_on_the_dice_games(game: str, tmp_path: Path) -> No
 def test_cli_runs_a_match_and_prints_json(fake: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "engine", "arena", f"first@gtp:{fake_cmd(fake, 'gtp')}",
+        [sys.executable, "-m", "descent", "arena", f"first@gtp:{fake_cmd(fake, 'gtp')}",
          f"second@gtp:{fake_cmd(fake, 'gtp')}", "--game", "hex(size=3)", "--games", "2",
          "--tc", "50ms", "--openings", "all-1", "--out", str(out), "--json"],
         capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -495,7 +495,7 @@ def test_cli_runs_a_match_and_prints_json(fake: Path, tmp_path: Path) -> None:
 
 def test_cli_rejects_a_protocol_that_is_not_the_games(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "engine", "arena", "descent", "uci:/bin/true", "--game", "hex"],
+        [sys.executable, "-m", "descent", "arena", "descent", "uci:/bin/true", "--game", "hex"],
         capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2
     assert "played over gtp" in proc.stderr

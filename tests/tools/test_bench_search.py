@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tools import bench_search
+from descent.tools import bench_search
 
 
 def test_node_counts_are_deterministic() -> None:
@@ -26,7 +26,7 @@ def test_positions_are_fixed_player_nodes() -> None:
 
 def test_cli_prints_one_json_object_with_a_signature() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "bench", "search", "--game", "dicechess", "--json",
+        [sys.executable, "-m", "descent", "bench", "search", "--game", "dicechess", "--json",
          "--seconds", "0.05"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)

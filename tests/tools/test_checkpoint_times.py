@@ -12,9 +12,9 @@ pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
 
 def test_times_the_checkpoints_of_a_copy_and_removes_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from nets.learn.trainer import Trainer
+    from descent.nets.learn.trainer import Trainer
+    from descent.tools.checkpoint_times import main
     from tests.nets.learn.conftest import tiny_config
-    from tools.checkpoint_times import main
 
     run = tmp_path / "run"
     Trainer(tiny_config("hex(size=3)", run__max_iterations=2), run).run()

@@ -1,4 +1,4 @@
-"""The OpenSpiel-backed EinStein bot (tools/bots/einstein_openspiel_ewn.py): its moves are
+"""The OpenSpiel-backed EinStein bot (tests/helpers/bots/einstein_openspiel_ewn.py): its moves are
 legal for our kernel in both orientations, its errors change nothing, and it plays whole
 games against our engine over the EWN dialect as subprocesses."""
 
@@ -11,12 +11,12 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
-from search_cy.games.einstein import EinsteinState  # noqa: E402
-from search_cy.games.registry import make_game  # noqa: E402
+from descent.search_cy.games.einstein import EinsteinState  # noqa: E402
+from descent.search_cy.games.registry import make_game  # noqa: E402
+from tests.helpers.bots.einstein_openspiel_ewn import OpenSpielEwn  # noqa: E402
 from tests.protocols.test_ewn import Session, engine_command  # noqa: E402
-from tools.bots.einstein_openspiel_ewn import OpenSpielEwn  # noqa: E402
 
-BOT = [sys.executable, "-m", "tools.bots.einstein_openspiel_ewn", "--seed", "3"]
+BOT = [sys.executable, "-m", "tests.helpers.bots.einstein_openspiel_ewn", "--seed", "3"]
 
 
 def reply(bot: OpenSpielEwn, line: str) -> str:

@@ -1,4 +1,4 @@
-"""The OpenSpiel-backed Hex GTP bot (tools/bots/hex_openspiel_gtp.py): its own GTP, and a
+"""The OpenSpiel-backed Hex GTP bot (tests/helpers/bots/hex_openspiel_gtp.py): its own GTP, and a
 5x5 game against descent through both programs' GTP, every move checked by our kernel."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 import sys
 
-from search_cy.games.registry import make_game
+from descent.search_cy.games.registry import make_game
 from tests.protocols.test_gtp import GtpProcess, descent
 
-BOT = [sys.executable, "-m", "tools.bots.hex_openspiel_gtp", "--size", "5",
+BOT = [sys.executable, "-m", "tests.helpers.bots.hex_openspiel_gtp", "--size", "5",
        "--simulations", "40", "--seed", "1"]
 CELL = re.compile(r"= [a-e][1-5]")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from nets.encoding import encode_batch
-from search_cy.games.registry import make_game
-from tools.material_baseline import material_player, material_values
+from descent.nets.encoding import encode_batch
+from descent.search_cy.games.registry import make_game
+from descent.tools.material_baseline import material_player, material_values
 
 
 def _state(fen: str):  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tools.move_times import move_times
+from descent.tools.move_times import move_times
 
 
 def test_move_times_split_decisions_and_skip_forced_openings(tmp_path: Path) -> None:

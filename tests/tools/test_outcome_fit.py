@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.outcome_fit import LEVELS, decode, fit_scores, live, movable, race_table, race_value
+from descent.tools.outcome_fit import (
+    LEVELS,
+    decode,
+    fit_scores,
+    live,
+    movable,
+    race_table,
+    race_value,
+)
 
 
 def race_state(steps: dict[int, int]) -> int:
@@ -70,8 +78,8 @@ def test_a_known_die_decides_the_first_turn() -> None:
 
 
 def test_decode_reads_back_the_position_of_its_planes() -> None:
-    from search_cy.games.einstein import EinsteinState
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.einstein import EinsteinState
+    from descent.search_cy.games.registry import make_game
 
     rng = np.random.default_rng(7)
     checked = 0
@@ -118,9 +126,9 @@ def test_fit_scores() -> None:
 def test_scores_a_terminal_run_and_refuses_another(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
-    from nets.learn.trainer import Trainer
+    from descent.nets.learn.trainer import Trainer
+    from descent.tools.outcome_fit import main
     from tests.nets.learn.conftest import tiny_config
-    from tools.outcome_fit import main
 
     run = tmp_path / "run"
     Trainer(tiny_config("einstein", selfplay__learning="terminal", run__max_iterations=4,

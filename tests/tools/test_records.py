@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from search_cy.games.registry import make_game
+from descent.search_cy.games.registry import make_game
+from descent.tools import records
+from descent.tools.referee import GameRecord
 from tests.conftest import random_action
-from tools import records
-from tools.referee import GameRecord
 
 SPECS = ["hex(size=2,swap=true)", "hex(size=5,swap=true)", "hex(size=11,swap=false)",
          "einstein(setup=random,first=red,merge_dice=false)",

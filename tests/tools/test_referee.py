@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from tools.referee import play_game
+from descent.tools.referee import play_game
 
 PY = sys.executable
 OURS = f"{PY} -m engine play --hash-mb 16 --log-level warning --nodes-per-second 20000"
 GAMES = {
-    "hex(size=5)": f"{PY} -m tools.bots.hex_openspiel_gtp",
-    "einstein": f"{PY} -m tools.bots.einstein_openspiel_ewn",
-    "dicechess": f"{PY} -m tools.bots.dicechess_random_uci",
+    "hex(size=5)": f"{PY} -m tests.helpers.bots.hex_openspiel_gtp",
+    "einstein": f"{PY} -m tests.helpers.bots.einstein_openspiel_ewn",
+    "dicechess": f"{PY} -m tests.helpers.bots.dicechess_random_uci",
 }
 
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tools import stats
-from tools.stats import Sprt
+from descent.tools import stats
+from descent.tools.stats import Sprt
 
 
 def test_elo_of_a_score() -> None:

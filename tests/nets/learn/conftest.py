@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
 
 torch = pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
 
 
 def tiny_config(game: str = "hex(size=3)", **changes: Any) -> Any:
     """A TrainConfig small enough for tests (override with section__key=value)."""
-    from nets.learn.config import TrainConfig
+    from descent.nets.learn.config import TrainConfig
 
     base: dict[str, Any] = {
         "selfplay__iterations": 12, "selfplay__hash_mb": 4, "update__batch_size": 64,

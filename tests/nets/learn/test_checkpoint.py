@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from nets.learn.checkpoint import NAME, load_checkpoint, save_checkpoint
-from nets.learn.report import without_timings
-from nets.learn.trainer import METRICS_NAME, Trainer
+from descent.nets.learn.checkpoint import NAME, load_checkpoint, save_checkpoint
+from descent.nets.learn.report import without_timings
+from descent.nets.learn.trainer import METRICS_NAME, Trainer
 from tests.nets.learn.conftest import tiny_config
 
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nets.learn.config import TrainConfig, from_mapping, load_config, to_toml
-from nets.learn.heuristics import reinforcement_for
-from nets.learn.network import Learner
-from nets.learn.plots import Series, line_chart, png_bytes
-from nets.learn.report import ProgressBar
-from nets.learn.trainer import Trainer
-from search_cy.games.registry import make_game
+from descent.nets.learn.config import TrainConfig, from_mapping, load_config, to_toml
+from descent.nets.learn.heuristics import reinforcement_for
+from descent.nets.learn.network import Learner
+from descent.nets.learn.plots import Series, line_chart, png_bytes
+from descent.nets.learn.report import ProgressBar
+from descent.nets.learn.trainer import Trainer
+from descent.search_cy.games.registry import make_game
 from tests.nets.learn.conftest import tiny_config
 
 

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nets.learn.data import ReplayMemory, StateStore, draw_outcome, walk_tree
-from nets.learn.heuristics import Reinforcement, reinforcement_for
-from search_cy.eval.heuristics import heuristic_for
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import SearchParams, make_search
-from search_cy.search.stopper import Stopper
+from descent.nets.learn.data import ReplayMemory, StateStore, draw_outcome, walk_tree
+from descent.nets.learn.heuristics import Reinforcement, reinforcement_for
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.stopper import Stopper
 from tests.nets.learn.conftest import all_states, solve
 
 

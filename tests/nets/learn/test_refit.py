@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nets.learn.refit import refit
-from nets.learn.trainer import Trainer
+from descent.nets.learn.refit import refit
+from descent.nets.learn.trainer import Trainer
 from tests.nets.learn.conftest import tiny_config
 
 
@@ -45,9 +45,9 @@ def test_refit_cli_writes_a_model_the_native_backend_runs(run_dir: Path,
     assert done.returncode == 0, done.stderr
     assert "held-out MSE" in done.stdout and "the run's own network" in done.stdout
 
-    from nets.evaluator import network_evaluator
-    from nets.modelfile import load_model
-    from search_cy.eval.mlp_eval import MLPEvaluator
+    from descent.nets.evaluator import network_evaluator
+    from descent.nets.modelfile import load_model
+    from descent.search_cy.eval.mlp_eval import MLPEvaluator
 
     model = load_model(out, "hex(size=3)")
     state = model.game.new_initial_state()
@@ -67,15 +67,15 @@ def test_refit_refuses_what_it_cannot_do(run_dir: Path, tmp_path: Path) -> None:
 
 
 def _descent(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine", "train", *args],
+    return subprocess.run([sys.executable, "-m", "descent", "train", *args],
                           capture_output=True, text=True, timeout=600)
 
 
 def test_mlp_self_play_reads_the_live_weights_in_c(tmp_path: Path) -> None:
     """A run of the mlp preset searches with the native evaluator, and every update
     reaches it: its values equal the live network's after training."""
-    from nets.encoding import encode_batch, sample_positions
-    from search_cy.eval.mlp_eval import MLPEvaluator
+    from descent.nets.encoding import encode_batch, sample_positions
+    from descent.search_cy.eval.mlp_eval import MLPEvaluator
 
     trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
                                   run__max_iterations=3), tmp_path)
@@ -91,15 +91,15 @@ def test_mlp_self_play_reads_the_live_weights_in_c(tmp_path: Path) -> None:
 
 
 def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> None:
-    from nets.modelfile import load_model, save_model
+    from descent.nets.modelfile import load_model, save_model
 
     report = refit(run_dir, "mlp", steps=20, batch_size=32, seed=2)
     source = save_model(report.model, tmp_path / "refit.dnet")
     trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
                                   network__init_model=str(source),
                                   data__init_memory=str(run_dir)), tmp_path / "warm")
-    from nets.learn.checkpoint import load_checkpoint
-    from nets.learn.memory_files import checkpoint_games
+    from descent.nets.learn.checkpoint import load_checkpoint
+    from descent.nets.learn.memory_files import checkpoint_games
 
     state = load_checkpoint(run_dir)
     assert state is not None
@@ -121,7 +121,7 @@ def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> Non
 
 
 def _native_value(path: Path, state: object) -> float:
-    from nets.evaluator import network_evaluator
+    from descent.nets.evaluator import network_evaluator
 
     return float(network_evaluator(str(path), state, backend="native")  # type: ignore[arg-type]
                  .evaluate([state])[0])

@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nets.learn.config import SelfPlayConfig
-from nets.learn.data import StateStore, symmetry_list
-from nets.learn.heuristics import reinforcement_for
-from nets.learn.network import Learner
-from nets.learn.selfplay import GameRecord, SelfPlayer, before_move, selection_view
-from search_cy.eval.heuristics import heuristic_for
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import ChildStat, SearchResult
+from descent.nets.learn.config import SelfPlayConfig
+from descent.nets.learn.data import StateStore, symmetry_list
+from descent.nets.learn.heuristics import reinforcement_for
+from descent.nets.learn.network import Learner
+from descent.nets.learn.selfplay import GameRecord, SelfPlayer, before_move, selection_view
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import ChildStat, SearchResult
 
 
 def play(spec: str, seed: int = 0, **changes: Any) -> tuple[GameRecord, Any]:
@@ -197,7 +197,7 @@ def test_selection_view_normalises_and_marks_proven_results() -> None:
 @pytest.mark.parametrize("spec", ["hex(size=5)", "einstein", "dicechess"])
 def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
     pytest.importorskip("onnxruntime")
-    from nets.encoding import encode_batch, sample_positions
+    from descent.nets.encoding import encode_batch, sample_positions
 
     game = make_game(spec)
     state = game.new_initial_state()
@@ -214,11 +214,11 @@ def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
 
 
 def test_determinized_searches_see_the_outcomes_the_match_gets() -> None:
-    from nets.learn.selfplay import determinize_seed, search_params
-    from search_cy.search.api import make_search
-    from search_cy.search.bestfirst import fixed_outcome
-    from search_cy.search.evaluator import ZeroEvaluator
-    from search_cy.search.stopper import Stopper
+    from descent.nets.learn.selfplay import determinize_seed, search_params
+    from descent.search_cy.search.api import make_search
+    from descent.search_cy.search.bestfirst import fixed_outcome
+    from descent.search_cy.search.evaluator import ZeroEvaluator
+    from descent.search_cy.search.stopper import Stopper
 
     game = make_game("einstein")
     state = game.new_initial_state()

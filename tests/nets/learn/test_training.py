@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nets.encoding import encode_batch
-from nets.learn.evaluation import RandomPlayer, paired_matches, wilson_interval
-from nets.learn.trainer import Trainer
+from descent.nets.encoding import encode_batch
+from descent.nets.learn.evaluation import RandomPlayer, paired_matches, wilson_interval
+from descent.nets.learn.trainer import Trainer
 from tests.nets.learn.conftest import all_states, solve, tiny_config
 
 
@@ -53,7 +53,7 @@ def test_wilson_interval() -> None:
 
 
 def _descent(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine", "train", *args],
+    return subprocess.run([sys.executable, "-m", "descent", "train", *args],
                           capture_output=True, text=True, timeout=240)
 
 
@@ -83,9 +83,9 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
     assert more.returncode == 0, more.stderr
     assert "iterations: 2" in more.stdout
 
-    from nets.evaluator import network_evaluator
-    from nets.modelfile import load_model
-    from search_cy.games.registry import make_game
+    from descent.nets.evaluator import network_evaluator
+    from descent.nets.modelfile import load_model
+    from descent.search_cy.games.registry import make_game
 
     model = load_model(run_dir / "model.dnet", "hex(size=3)")
     assert model.training.games == 2 and model.training.steps > 0
@@ -109,8 +109,8 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
 
 
 def test_bootstrap_games_search_with_the_heuristic_then_the_network(tmp_path: Path) -> None:
-    from nets.learn.config import TrainConfig
-    from nets.learn.trainer import Trainer
+    from descent.nets.learn.config import TrainConfig
+    from descent.nets.learn.trainer import Trainer
 
     cfg = TrainConfig().with_overrides(game="hex(size=3)", seed=4, selfplay__iterations=6,
                                        selfplay__hash_mb=4, selfplay__bootstrap_games=2,

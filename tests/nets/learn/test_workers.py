@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nets.learn.report import without_timings
-from nets.learn.trainer import METRICS_NAME, Trainer
+from descent.nets.learn.report import without_timings
+from descent.nets.learn.trainer import METRICS_NAME, Trainer
 from tests.nets.learn.conftest import tiny_config
 
 
@@ -57,8 +57,8 @@ def test_one_worker_and_two_workers_make_the_same_run(tmp_path: Path) -> None:
 
 
 def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
-    from nets.learn.network import Learner
-    from nets.learn.workers import SelfPlayPool, _Player
+    from descent.nets.learn.network import Learner
+    from descent.nets.learn.workers import SelfPlayPool, _Player
 
     cfg = tiny_config("einstein", network__preset="mlp", selfplay__search="expectiminimax",
                       selfplay__learning="root", selfplay__iterations=2,
@@ -110,20 +110,20 @@ def test_the_workers_may_change_on_resume_but_not_to_none(tmp_path: Path) -> Non
 
 
 def test_workers_must_not_be_negative() -> None:
-    from nets.learn.config import validate
+    from descent.nets.learn.config import validate
 
     with pytest.raises(ValueError, match="selfplay.workers must be >= 0"):
         validate(_hex(selfplay__workers=-1))
 
 
 def _game(cfg: Any) -> Any:
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     return make_game(cfg.game)
 
 
 def _reinforcement(cfg: Any) -> Any:
-    from nets.learn.heuristics import reinforcement_for
+    from descent.nets.learn.heuristics import reinforcement_for
 
     sp = cfg.selfplay
     return reinforcement_for(_game(cfg).new_initial_state(), sp.heuristic, sp.max_plies)
@@ -156,7 +156,7 @@ def _start_unlimited(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "train", "--config", str(config), "--run-dir",
+        [sys.executable, "-m", "descent", "train", "--config", str(config), "--run-dir",
          str(run), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=env, start_new_session=True)
     deadline = time.monotonic() + 120
@@ -222,6 +222,6 @@ def test_workers_end_when_the_trainer_is_killed(tmp_path: Path) -> None:
 
 
 def _unlimited_config(tmp_path: Path) -> Any:
-    from nets.learn.config import load_config
+    from descent.nets.learn.config import load_config
 
     return load_config(tmp_path / "run.toml")

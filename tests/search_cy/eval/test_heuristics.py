@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from search_cy.eval.dicechess_eval import DiceChessEvaluator
-from search_cy.eval.einstein_eval import EinsteinEvaluator
-from search_cy.eval.heuristics import game_name, heuristic_for
-from search_cy.eval.hex_eval import HexEvaluator
-from search_cy.games.hex import HexState
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.evaluator import HeuristicEvaluator
+from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
+from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
+from descent.search_cy.eval.heuristics import game_name, heuristic_for
+from descent.search_cy.eval.hex_eval import HexEvaluator
+from descent.search_cy.games.hex import HexState
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.evaluator import HeuristicEvaluator
 from tests.conftest import random_action
 
 RANGE_SPECS = [

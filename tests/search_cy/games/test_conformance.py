@@ -14,9 +14,9 @@ import random
 import numpy as np
 import pytest
 
-from search_cy.games import playout
-from search_cy.games.registry import all_test_specs, make_game, registered_games
-from search_cy.games.state import GameState
+from descent.search_cy.games import playout
+from descent.search_cy.games.registry import all_test_specs, make_game, registered_games
+from descent.search_cy.games.state import GameState
 from tests.conftest import random_action, random_game
 
 SPECS = list(all_test_specs())

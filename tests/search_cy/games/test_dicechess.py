@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from search_cy.games import dicechess
-from search_cy.games.dicechess import DiceChessState, parse_uci
-from search_cy.games.registry import make_game
-from search_cy.games.state import IllegalActionError, NotationError
+from descent.search_cy.games import dicechess
+from descent.search_cy.games.dicechess import DiceChessState, parse_uci
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import IllegalActionError, NotationError
 
 START = dicechess.START_FEN
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from search_cy.games import dicechess
-from search_cy.games.registry import make_game
-
-ref = pytest.importorskip("tools.gen_dicechess_perft")
+from descent.search_cy.games import dicechess
+from descent.search_cy.games.registry import make_game
+from descent.tools import dicechess_reference as ref  # noqa: E402
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 CASES = [

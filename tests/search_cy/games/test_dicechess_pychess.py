@@ -14,16 +14,16 @@ import random
 from collections import defaultdict
 from typing import Any
 
+import chess  # noqa: E402
 import numpy as np
 import pytest
 
-from search_cy.games import dicechess
-from search_cy.games.dicechess import DiceChessState
-from search_cy.games.registry import make_game
+from descent.search_cy.games import dicechess
+from descent.search_cy.games.dicechess import DiceChessState
+from descent.search_cy.games.registry import make_game
+from descent.tools import dicechess_reference as ref  # noqa: E402
 from tests.conftest import random_action
-
-chess = pytest.importorskip("chess")
-ref = pytest.importorskip("tools.gen_dicechess_perft")
+from tests.helpers import gen_dicechess_perft as data  # noqa: E402
 
 SPECS = [
     ("reroll", "king"),
@@ -136,7 +136,7 @@ def test_random_games_end_in_every_way() -> None:
 
 def _data_groups() -> dict[tuple[str, str, int, str], dict[int, int]]:
     groups: dict[tuple[str, str, int, str], dict[int, int]] = defaultdict(dict)
-    for nomove, castle, depth, die, leaves, fen in ref.read_data():
+    for nomove, castle, depth, die, leaves, fen in data.read_data():
         groups[(nomove, castle, depth, fen)][die] = leaves
     return groups
 
@@ -145,7 +145,7 @@ def test_perft_data_file_covers_options_and_positions() -> None:
     groups = _data_groups()
     assert {(n, c) for n, c, _, _ in groups} == {
         (n, c) for n in ref.NOMOVE_MODES for c in ref.CASTLE_MODES}
-    assert {fen for *_, fen in groups} == {fen for _, fen in ref.POSITIONS}
+    assert {fen for *_, fen in groups} == {fen for _, fen in data.POSITIONS}
     assert max(d for _, _, d, _ in groups) >= 5
 
 
@@ -162,7 +162,7 @@ def test_data_file_matches_live_reference_at_small_depths() -> None:
             assert ref.reference_perft_per_die(fen, depth, nomove, castle) == per_die
 
 
-@pytest.mark.parametrize("fen", [fen for _, fen in ref.POSITIONS])
+@pytest.mark.parametrize("fen", [fen for _, fen in data.POSITIONS])
 def test_perft_from_player_nodes_matches_reference(fen: str) -> None:
     """perft from each die's player node (the die pending) = the reference's entry."""
     state = _state(fen)
@@ -175,7 +175,7 @@ def test_perft_from_player_nodes_matches_reference(fen: str) -> None:
 
 def test_tricky_positions_moves_per_die() -> None:
     """Kiwipete, en passant and promotion positions: every die, both castle options."""
-    for _, fen in ref.POSITIONS:
+    for _, fen in data.POSITIONS:
         board = chess.Board(fen)
         for castle in ref.CASTLE_MODES:
             by_die = ref.moves_by_die(board, castle)

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from search_cy.games.einstein import (
+from descent.search_cy.games.einstein import (
     EinsteinState,
     cell_name,
     cells_to_rank,
@@ -17,8 +17,8 @@ from search_cy.games.einstein import (
     parse_cell,
     rank_to_cells,
 )
-from search_cy.games.registry import GameSpecError, make_game
-from search_cy.games.state import PLAYER_CHANCE, IllegalActionError, NotationError
+from descent.search_cy.games.registry import GameSpecError, make_game
+from descent.search_cy.games.state import PLAYER_CHANCE, IllegalActionError, NotationError
 from tests.conftest import random_action
 
 RED, BLUE = 0, 1

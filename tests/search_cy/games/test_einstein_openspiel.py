@@ -32,8 +32,8 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from search_cy.games.einstein import EinsteinState  # noqa: E402
-from search_cy.games.registry import make_game  # noqa: E402
+from descent.search_cy.games.einstein import EinsteinState  # noqa: E402
+from descent.search_cy.games.registry import make_game  # noqa: E402
 
 PERMS = list(itertools.permutations(range(1, 7)))
 OS_DIRS = {(1, 1): 0, (1, 0): 1, (0, 1): 2, (-1, 0): 3, (-1, -1): 4, (0, -1): 5}

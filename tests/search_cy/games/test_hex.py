@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from search_cy.games.hex import HexState
-from search_cy.games.registry import GameSpecError, make_game
-from search_cy.games.state import IllegalActionError, NotationError
+from descent.search_cy.games.hex import HexState
+from descent.search_cy.games.registry import GameSpecError, make_game
+from descent.search_cy.games.state import IllegalActionError, NotationError
 
 
 def play(spec: str, moves: str) -> HexState:
@@ -164,7 +164,7 @@ def test_board_text() -> None:
 
 
 def test_set_up_passes_keep_side_hash_and_undo_exact() -> None:
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     state = make_game("hex(size=5)").new_initial_state()
     state.apply_move("a1")
@@ -189,7 +189,7 @@ def test_set_up_passes_keep_side_hash_and_undo_exact() -> None:
 
 
 def test_a_pass_first_blocks_the_swap() -> None:
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     state = make_game("hex(size=5,swap=true)").new_initial_state()
     state.apply_move("pass")
@@ -201,7 +201,7 @@ def test_a_pass_first_blocks_the_swap() -> None:
 
 def test_no_swap_after_an_undone_set_up_stone() -> None:
     """A pass left alone in the history is not Black's first stone: no swap answers it."""
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     state = make_game("hex(size=5,swap=true)").new_initial_state()
     state.apply_move("pass")
@@ -216,7 +216,7 @@ def test_no_swap_after_an_undone_set_up_stone() -> None:
 def test_random_set_up_sequences_keep_the_kernel_exact() -> None:
     import random
 
-    from search_cy.games.registry import make_game
+    from descent.search_cy.games.registry import make_game
 
     rng = random.Random(1)
     for _ in range(400):

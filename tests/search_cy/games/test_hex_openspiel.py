@@ -13,7 +13,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from search_cy.games.registry import make_game  # noqa: E402
+from descent.search_cy.games.registry import make_game  # noqa: E402
 
 GAMES = 2000
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from search_cy.games import playout
-from search_cy.games.registry import make_game
+from descent.search_cy.games import playout
+from descent.search_cy.games.registry import make_game
 
 pyspiel = pytest.importorskip("pyspiel")
 

@@ -10,13 +10,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import SearchParams, make_search
-from search_cy.search.bestfirst import BestFirstSearch
-from search_cy.search.evaluator import BatchEvaluator, ZeroEvaluator
-from search_cy.search.stopper import Stopper
-from search_cy.search.tree import TreeTable
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.bestfirst import BestFirstSearch
+from descent.search_cy.search.evaluator import BatchEvaluator, ZeroEvaluator
+from descent.search_cy.search.stopper import Stopper
+from descent.search_cy.search.tree import TreeTable
 
 MODES = ("ubfm", "ubfms", "descent", "mcts")
 
@@ -98,7 +98,7 @@ def test_hex_full_solve_reaches_the_exact_root_value(mode: str, size: int) -> No
 
 @pytest.mark.parametrize("mode", MODES)
 def test_hex_4x4_solved_with_the_heuristic_leaf(mode: str) -> None:
-    from search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.eval.heuristics import heuristic_for
 
     state = make_game("hex(size=4)").new_initial_state()
     result = make_search(mode, heuristic_for(state), SearchParams(hash_mb=64)).run(
@@ -418,7 +418,7 @@ KING_CAPTURES = [
 @pytest.mark.parametrize("fen,capture", KING_CAPTURES)
 @pytest.mark.parametrize("mode", MODES)
 def test_dice_chess_king_captures_are_always_taken(mode: str, fen: str, capture: str) -> None:
-    from search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.eval.heuristics import heuristic_for
 
     state = make_game("dicechess").state_from_text(fen)
     result = make_search(mode, heuristic_for(state), SearchParams(hash_mb=8)).run(

@@ -14,12 +14,12 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import TERMINAL_KINDS, SearchParams, make_search
-from search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
-from search_cy.search.expectimax import Expectiminimax, default_max_plies
-from search_cy.search.stopper import Stopper
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams, make_search
+from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
+from descent.search_cy.search.expectimax import Expectiminimax
+from descent.search_cy.search.stopper import Stopper
 
 # ---------------------------------------------------------------- the reference
 
@@ -157,11 +157,11 @@ def test_depth_heuristic_endgame_with_a_batch_evaluator() -> None:
         assert result["resolved"]
 
 
-def test_default_max_plies() -> None:
-    assert default_max_plies(make_game("hex(size=5)").new_initial_state()) == 25
-    assert default_max_plies(make_game("hex(size=5,swap=true)").new_initial_state()) == 26
-    assert default_max_plies(make_game("einstein").new_initial_state()) == 100
-    assert default_max_plies(make_game("dicechess").new_initial_state()) == 1000
+def test_the_depth_heuristics_p_is_the_games_maximum_length() -> None:
+    assert make_game("hex(size=5)").max_game_length == 25
+    assert make_game("hex(size=5,swap=true)").max_game_length == 26
+    assert make_game("einstein").max_game_length == 100
+    assert make_game("dicechess").max_game_length == 1000
 
 
 # ---------------------------------------------------------------- Star1/Star2 and the table
@@ -352,7 +352,7 @@ def test_an_error_inside_a_chance_batch_restores_the_state() -> None:
 
 def test_star2_prunes_with_the_heuristic_leaf() -> None:
     """With a C heuristic (the fast path) the three variants agree as well."""
-    heuristics = pytest.importorskip("search_cy.eval.heuristics")
+    heuristics = pytest.importorskip("descent.search_cy.eval.heuristics")
     totals = {star: 0 for star in (0, 1, 2)}
     for state in positions("einstein", 4, 4, 12):
         values = set()
@@ -535,7 +535,7 @@ def test_errors_of_a_batch_function_surface_and_restore_the_state() -> None:
 
 def test_bench_runs() -> None:
     pytest.importorskip("pyspiel")
-    from search_cy.search.bench_emm import bench_expectiminimax
+    from descent.search_cy.search.bench_emm import bench_expectiminimax
 
     rows = bench_expectiminimax(0.01, depth=2, positions=2)
     assert len(rows) >= 1

@@ -11,8 +11,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from search_cy.search.api import ChildStat, SearchResult
-from search_cy.search.selection import (
+from descent.search_cy.search.api import ChildStat, SearchResult
+from descent.search_cy.search.selection import (
     METHODS,
     SelectionConfig,
     annealed_epsilon,

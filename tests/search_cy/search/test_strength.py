@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from search_cy.games.registry import make_game
-from search_cy.games.state import GameState
-from search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
-from search_cy.search.bestfirst import BestFirstSearch
-from search_cy.search.evaluator import ZeroEvaluator
-from search_cy.search.stopper import Stopper
-from search_cy.search.strength import (
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
+from descent.search_cy.search.bestfirst import BestFirstSearch
+from descent.search_cy.search.evaluator import ZeroEvaluator
+from descent.search_cy.search.stopper import Stopper
+from descent.search_cy.search.strength import (
     STRENGTH_LEVELS,
     THETA_MAX,
     THETA_MIN,

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from search_cy.search.api import SearchParams
-from search_cy.search.evaluator import ZeroEvaluator
-from search_cy.search.expectimax import Expectiminimax
-from search_cy.search.ttable import (
+from descent.search_cy.search.api import SearchParams
+from descent.search_cy.search.evaluator import ZeroEvaluator
+from descent.search_cy.search.expectimax import Expectiminimax
+from descent.search_cy.search.ttable import (
     BUCKET_BYTES,
     ENTRY_BYTES,
     EXACT,

@@ -1,0 +1,391 @@
+"""Learning data: tree / root / terminal learning, symmetry augmentation, replay memory.
+
+A *pair* is (network input, target value): float32 planes (planes, H, W) and a value in
+player 0's view and value units (nets.learn.heuristics). Stores keep one row per
+distinct state of a game and symmetry; a later label of the same state replaces an
+earlier one (the latest search knows best).
+
+Two ways to read a search tree:
+
+* ``ByteStore`` + ``BestFirstSearch.learning_data`` (C): every stored state below the
+  root with its value v(s) and the terminal states reached - the fast path, used
+  whenever the searches compute the targets themselves;
+* ``walk_tree`` (Python, over ``TreeTable.node``): the same states, with two changes the
+  C walk cannot make: a custom terminal heuristic (presence, score), whose values are
+  backed up through the tree by the search's own rule (minimax by (completion, value) at
+  player nodes, expectation at chance nodes), and determinization, where a chance state
+  whose outcome was fixed in the match takes the value of its realised child.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.nets.learn.heuristics import Reinforcement
+from descent.search_cy.games.state import PLAYER_CHANCE, GameState
+
+Planes = npt.NDArray[np.float32]
+Values = npt.NDArray[np.float32]
+
+
+
+def _sign(x: float) -> int:
+    return 1 if x > 0 else (-1 if x < 0 else 0)
+
+
+def symmetry_list(state: GameState, augment: bool) -> list[int]:
+    """Every symmetry id of the game (augmentation), or the identity only."""
+    return list(range(state.num_symmetries)) if augment else [0]
+
+
+class StateStore:
+    """Distinct states by hash, each encoded once per symmetry; labels can be replaced."""
+
+    def __init__(self, prototype: GameState, symmetries: Sequence[int]) -> None:
+        self.shape = tuple(prototype.encoding_shape)
+        self.symmetries = list(symmetries)
+        self.signs = np.array([-1.0 if prototype.symmetry_swaps_colours(s) else 1.0
+                               for s in self.symmetries], dtype=np.float32)
+        self.index: dict[int, int] = {}
+        self.planes: list[Planes] = []
+        self.values: list[float] = []
+        self.resolved: list[bool] = []
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self.index
+
+    def put(self, state: GameState, value: float, resolved: bool) -> None:
+        key = state.hash
+        at = self.index.get(key)
+        if at is not None:
+            self.values[at] = value
+            self.resolved[at] = resolved
+            return
+        rows = np.empty((len(self.symmetries), *self.shape), dtype=np.float32)
+        for k, sym in enumerate(self.symmetries):
+            state.encode(rows[k], sym)
+        self.index[key] = len(self.values)
+        self.planes.append(rows)
+        self.values.append(value)
+        self.resolved.append(resolved)
+
+    def label(self, key: int, value: float, resolved: bool = False) -> None:
+        at = self.index[key]
+        self.values[at] = value
+        self.resolved[at] = resolved
+
+    def value(self, key: int) -> float:
+        return self.values[self.index[key]]
+
+    def mix_unresolved(self, target: float, weight: float) -> None:
+        """Move every unresolved label ``weight`` of the way to ``target``."""
+        for at, resolved in enumerate(self.resolved):
+            if not resolved:
+                self.values[at] = (1.0 - weight) * self.values[at] + weight * target
+
+    def arrays(self, exclude: set[int] | None = None
+               ) -> tuple[Planes, Values, npt.NDArray[np.bool_]]:
+        """(planes, values, resolved), one row per state and symmetry (colour-swapping
+        symmetries negate the value); states whose hash is in ``exclude`` are left out."""
+        nsym = len(self.symmetries)
+        keep = [i for key, i in self.index.items() if not exclude or key not in exclude]
+        if not keep:
+            return (np.zeros((0, *self.shape), dtype=np.float32),
+                    np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.bool_))
+        planes = np.concatenate([self.planes[i] for i in keep]).reshape(-1, *self.shape)
+        base = np.asarray([self.values[i] for i in keep], dtype=np.float32)
+        values = (base[:, None] * self.signs[None, :]).reshape(-1).astype(np.float32)
+        resolved = np.repeat(np.asarray([self.resolved[i] for i in keep], dtype=np.bool_),
+                             nsym)
+        return planes, values, resolved
+
+
+class ByteStore:
+    """Rows from ``learning_data``, deduplicated by their encoding (later rows win)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.rows: dict[bytes, tuple[float, bool]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, planes: Planes, values: Values, resolved: npt.NDArray[np.bool_]) -> None:
+        if len(values) == 0:
+            return
+        flat = np.ascontiguousarray(planes, dtype=np.float32).reshape(len(values), -1)
+        for i in range(len(values)):
+            self.rows[flat[i].tobytes()] = (float(values[i]), bool(resolved[i]))
+
+    def arrays(self) -> tuple[Planes, Values, npt.NDArray[np.bool_]]:
+        n = len(self.rows)
+        if n == 0:
+            return (np.zeros((0, *self.shape), dtype=np.float32),
+                    np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.bool_))
+        planes = np.frombuffer(b"".join(self.rows), dtype=np.float32).reshape(n, *self.shape)
+        values = np.fromiter((v for v, _ in self.rows.values()), np.float32, n)
+        resolved = np.fromiter((r for _, r in self.rows.values()), np.bool_, n)
+        return planes.copy(), values, resolved
+
+
+def walk_tree(
+    table: Any,
+    root: GameState,
+    reinforcement: Reinforcement,
+    emit: Callable[[GameState, float, bool], None],
+    *,
+    recompute: bool,
+    completion: bool = True,
+    terminals: bool = True,
+    fixed: Mapping[int, int] | None = None,
+    limit: int = 1 << 60,
+) -> float | None:
+    """Walks the stored tree below ``root`` (a ``TreeTable``), calling ``emit(state,
+    value, resolved)`` once for every stored state (after its subtree) and, with
+    ``terminals``, once for every distinct terminal state reached. Returns the root's
+    value, or None when the root is not in the table. ``root`` is restored.
+
+    ``recompute``: values are backed up from the leaves (terminal states valued by
+    ``reinforcement.terminal``, unexpanded children by their stored evaluation) with the
+    search's rule; otherwise every state keeps the value the search stored. ``fixed``
+    (determinization): chance state hash -> realised outcome; such a state takes the
+    value of that child. ``limit`` caps the states emitted (deeper ones are not entered).
+    """
+    root_node = table.node(root.hash)
+    if root_node is None:
+        return None
+    done: dict[int, tuple[float, bool, int]] = {}
+    terminal_seen: set[int] = set()
+    on_path: set[int] = {root.hash}
+    emitted = 0
+    # frame: [hash, node tuple, next child index, child results]
+    stack: list[list[Any]] = [[root.hash, root_node, 0, []]]
+    root_value: float | None = None
+    while stack:
+        frame = stack[-1]
+        key, node, k, results = frame
+        kids = node[5]
+        if k < len(kids):
+            frame[2] = k + 1
+            action, kv, _kn, _kp, kr, kc = kids[k]
+            root.apply_action(action)
+            if root.is_terminal():
+                tv = reinforcement.terminal(root)
+                tkey = root.hash
+                if terminals and tkey not in terminal_seen and emitted < limit:
+                    terminal_seen.add(tkey)
+                    emit(root, tv, True)
+                    emitted += 1
+                results.append((tv, True, _sign(root.terminal_value())))
+                root.undo()
+                continue
+            ckey = root.hash
+            if ckey in done:
+                results.append(done[ckey])
+                root.undo()
+                continue
+            child = None if (ckey in on_path or emitted >= limit) else table.node(ckey)
+            if child is None:
+                results.append((float(kv), bool(kr), int(kc)))
+                root.undo()
+                continue
+            on_path.add(ckey)
+            stack.append([ckey, child, 0, []])
+            continue
+        # every child is known: value this state, emit it, return to the parent
+        value, resolved, comp = _node_value(node, results, recompute, completion,
+                                            None if fixed is None else fixed.get(key))
+        done[key] = (value, resolved, comp)
+        if emitted < limit:
+            emit(root, value, resolved)
+            emitted += 1
+        on_path.discard(key)
+        stack.pop()
+        if stack:
+            root.undo()
+            stack[-1][3].append((value, resolved, comp))
+        else:
+            root_value = value
+    return root_value
+
+
+def _node_value(node: tuple[Any, ...], results: list[tuple[float, bool, int]],
+                recompute: bool, completion: bool,
+                realised: int | None) -> tuple[float, bool, int]:
+    """(value, resolved, completion sign) of a stored node from its children's."""
+    v, _n, r, c, player, kids = node
+    if player == PLAYER_CHANCE and realised is not None:
+        for (action, *_), res in zip(kids, results, strict=True):
+            if action == realised:
+                return res
+    if not recompute:
+        return float(v), bool(r), int(c)
+    all_r = all(res[1] for res in results)
+    if player == PLAYER_CHANCE:
+        total = sum(float(kid[3]) * res[0] for kid, res in zip(kids, results, strict=True))
+        csum = sum(res[2] for res in results)
+        comp = results[0][2] if all_r and abs(csum) == len(results) else 0
+        return total, all_r, comp
+    sign = 1 if player == 0 else -1
+
+    def key(res: tuple[float, bool, int]) -> tuple[float, float]:
+        return ((sign * res[2] if completion else 0), sign * res[0])
+
+    best = max(results, key=key)
+    win = 1 if player == 0 else -1
+    return best[0], all_r or (best[1] and best[2] == win), best[2]
+
+
+def pack_rows(planes: Planes) -> npt.NDArray[Any]:
+    """Planes as a replay memory stores them, one row per position: bit-packed
+    (``np.packbits``, 32x smaller than float32) when every value is 0 or 1, else float32."""
+    flat = np.ascontiguousarray(planes, dtype=np.float32).reshape(len(planes), -1)
+    if np.all((flat == 0.0) | (flat == 1.0)):
+        return np.packbits(flat.astype(np.uint8), axis=1)
+    return flat.copy()
+
+
+def stored_rows(stored: npt.NDArray[Any], rows: npt.NDArray[np.int64],
+                shape: tuple[int, ...]) -> Planes:
+    """Rows ``rows`` of a replay memory's stored inputs (bit-packed uint8 or float32) as
+    float32 planes of ``shape``."""
+    picked = stored[rows]
+    if stored.dtype == np.uint8:
+        picked = np.unpackbits(picked, axis=1, count=int(np.prod(shape)))
+    return np.ascontiguousarray(picked, dtype=np.float32).reshape(len(rows), *shape)
+
+
+class ReplayMemory:
+    """The data of the last ``capacity`` games (mu), at most ``max_pairs`` pairs: the
+    oldest games drop out first (the newest game always stays).
+
+    Inputs whose values are all 0 or 1 (every kernel's encoding today) are kept bit-packed
+    (``np.packbits``: 32x smaller than float32); others are kept as float32."""
+
+    def __init__(self, capacity: int, max_pairs: int = 0) -> None:
+        if capacity < 1:
+            raise ValueError("replay memory capacity must be >= 1")
+        self.capacity = capacity
+        self.max_pairs = max_pairs
+        self.shape: tuple[int, ...] = ()
+        self.games: deque[tuple[npt.NDArray[Any], Values]] = deque()
+        self.first = 0      # serial number of games[0]: games added before it, ever
+
+    @property
+    def end(self) -> int:
+        """Serial number the next game will get (games ever added)."""
+        return self.first + len(self.games)
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(v) for _, v in self.games)
+
+    def add(self, planes: Planes, values: Values,
+            stored: npt.NDArray[Any] | None = None) -> None:
+        """Adds one game; ``stored``: its planes already as ``pack_rows`` gives them."""
+        if len(planes) != len(values):
+            raise ValueError("planes and values differ in length")
+        self.shape = tuple(planes.shape[1:])
+        if stored is None:
+            stored = pack_rows(planes)
+        self.games.append((stored, np.asarray(values, dtype=np.float32).copy()))
+        self.trim()
+
+    def trim(self) -> None:
+        """Drops the oldest games beyond the capacity and the pair cap."""
+        while len(self.games) > self.capacity or (
+                self.max_pairs and len(self.games) > 1 and self.pairs > self.max_pairs):
+            self.games.popleft()
+            self.first += 1
+
+    def _rows(self, stored: npt.NDArray[Any], rows: npt.NDArray[np.int64]) -> Planes:
+        return stored_rows(stored, rows, self.shape)
+
+    def game(self, index: int) -> tuple[Planes, Values]:
+        stored, values = self.games[index]
+        return self._rows(stored, np.arange(len(values))), values
+
+    def sample(self, rate: float, rng: np.random.Generator, skip_newest: int = 0
+               ) -> tuple[Planes, Values] | None:
+        """A uniform sample (without replacement) of ``rate`` of the pairs of every game
+        but the ``skip_newest`` last ones; None when it is empty."""
+        older = list(self.games)[:max(0, len(self.games) - skip_newest)]
+        sizes = [len(v) for _, v in older]
+        total = sum(sizes)
+        count = int(round(rate * total))
+        if count <= 0:
+            return None
+        picks = np.sort(rng.choice(total, size=count, replace=False))
+        starts = np.cumsum([0, *sizes])
+        planes, values = [], []
+        for k, (stored, vals) in enumerate(older):
+            lo, hi = np.searchsorted(picks, [starts[k], starts[k + 1]])
+            if hi > lo:
+                rows = picks[lo:hi] - starts[k]
+                planes.append(self._rows(stored, rows))
+                values.append(vals[rows])
+        return np.concatenate(planes), np.concatenate(values)
+
+    def since(self, serial: int) -> list[tuple[npt.NDArray[Any], Values]]:
+        """The stored games (packed) of serial ``serial`` or later still kept, in order:
+        what a checkpoint has not written yet."""
+        skip = max(0, serial - self.first)
+        return [self.games[k] for k in range(skip, len(self.games))]
+
+    def restore(self, shape: Sequence[int], games: Iterable[tuple[npt.NDArray[Any], Values]],
+                first: int = 0) -> None:
+        """Replaces the memory with ``games``, the oldest of serial ``first``."""
+        self.shape = tuple(int(x) for x in shape)
+        self.games.clear()
+        self.first = first
+        for stored, values in games:
+            self.games.append((stored, values))
+
+
+def random_terminal_data(prototype_factory: Callable[[], GameState],
+                         reinforcement: Reinforcement, games: int, rng: np.random.Generator,
+                         symmetries: bool) -> tuple[Planes, Values]:
+    """Pre-initialisation set: the terminal states of ``games`` uniformly random games
+    (chance outcomes by their probabilities) with their terminal values."""
+    store: StateStore | None = None
+    for _ in range(games):
+        state = prototype_factory()
+        if store is None:
+            store = StateStore(state, symmetry_list(state, symmetries))
+        while not state.is_terminal():
+            state.apply_action(draw_action(state, rng))
+        store.put(state, reinforcement.terminal(state), True)
+    if store is None:
+        raise ValueError("pre-initialisation needs at least one game")
+    planes, values, _ = store.arrays()
+    return planes, values
+
+
+def draw_action(state: GameState, rng: np.random.Generator) -> int:
+    """A chance outcome drawn by its probability, or a uniform legal move."""
+    if state.is_chance_node():
+        return draw_outcome(state.chance_outcomes(), rng.random())
+    legal = state.legal_actions()
+    return legal[int(rng.integers(len(legal)))]
+
+
+def draw_outcome(outcomes: Sequence[tuple[int, float]], u: float) -> int:
+    """The outcome whose cumulative probability interval holds ``u`` in [0, 1)."""
+    total = sum(p for _, p in outcomes)
+    x = u * total
+    for action, p in outcomes:
+        x -= p
+        if x < 0:
+            return action
+    return outcomes[-1][0]

@@ -1,0 +1,548 @@
+"""The Descent training loop and its run directory.
+
+One *iteration*: ``selfplay.games_per_iteration`` self-play matches (nets.learn.selfplay),
+their data added to the replay memory, then one update - Adam on the MSE over the new
+data plus a ``data.replay_rate`` sample of the older memory, ``update.epochs`` passes in
+minibatches of ``update.batch_size`` - then the metrics line, and every ``eval.every``
+iterations the evaluation matches, every ``run.checkpoint_every`` a checkpoint.
+
+Warm start (``selfplay.bootstrap_games``, off by default): the first N self-play games
+search with the game's C heuristic as the leaf evaluator instead of the network, so the
+first targets are the values of heuristic-led Descent trees (terminal results backed up
+through heuristic leaves) rather than of a random network's; from game N on, the network
+searches and learns from its own trees as in the papers.
+
+The run directory::
+
+    config.toml         the complete configuration (read back by --resume)
+    checkpoint.pt       the latest atomic checkpoint (nets.learn.checkpoint)
+    memory/*.npz        the replay memory's games, a segment per checkpoint that added
+                        some (nets.learn.memory_files; the checkpoint names its own)
+    metrics.jsonl       one JSON object per iteration (and one for pre-initialisation)
+    models/iter-N.dnet  the network at each evaluation (the next one's "previous")
+    model.dnet          the final network, a nets.modelfile model file with provenance
+    plots/*.png         loss, win rates with 95% intervals, data and evaluations
+
+Determinism: everything random is drawn from one numpy generator seeded by ``seed`` (and
+saved in checkpoints), searches are seeded per game, evaluation games by ``eval.seed``;
+with iteration (not time) budgets and the same torch thread count, a run interrupted and
+resumed writes the same metrics as one that was not (wall-clock fields aside).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from descent.nets.learn.checkpoint import (
+    leftover_temporaries,
+    load_checkpoint,
+    restore_rng,
+    rng_state,
+    save_checkpoint,
+)
+from descent.nets.learn.config import TrainConfig, load_config, to_dict, to_toml
+from descent.nets.learn.data import ReplayMemory, random_terminal_data
+from descent.nets.learn.evaluation import (
+    MatchStats,
+    Player,
+    RandomPlayer,
+    SearchPlayer,
+    paired_matches,
+)
+from descent.nets.learn.heuristics import reinforcement_for
+from descent.nets.learn.memory_files import (
+    Segment,
+    checkpoint_games,
+    checkpoint_segments,
+    live_segments,
+    load_run_memory,
+    remove_unnamed,
+    write_segment,
+)
+from descent.nets.learn.network import Learner
+from descent.nets.learn.report import MetricsLog, ProgressBar, write_plots
+from descent.nets.learn.selfplay import SelfPlayer
+from descent.nets.learn.workers import PlayedGame, SelfPlayPool, search_seed
+from descent.nets.modelfile import LoadedModel, load_model, save_model
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.search.api import SearchParams
+from descent.search_cy.search.selection import annealed_epsilon
+
+CONFIG_NAME = "config.toml"
+METRICS_NAME = "metrics.jsonl"
+FINAL_MODEL = "model.dnet"
+DEFAULT_ANNEAL = 1000
+
+
+@dataclass
+class Counters:
+    """Totals of a run (saved in checkpoints)."""
+
+    iterations: int = 0
+    games: int = 0
+    pairs: int = 0                  # learning pairs produced by self-play
+    train_pairs: int = 0            # pairs passed through the optimiser (with repeats)
+    network_evaluations: int = 0    # positions the network valued in self-play searches
+    network_batches: int = 0        # forward passes of those evaluations
+    search_nodes: int = 0           # states the self-play searches visited
+    seconds: float = 0.0            # training time (self-play, updates, evaluations)
+    pretrained: bool = False
+    last_eval: int = -1             # iteration of the last evaluation
+
+
+def provenance_note(cfg: TrainConfig, heuristic: str, iterations: int, note: str) -> str:
+    """The model file's training note: how the network was trained, and ``note``."""
+    sp = cfg.selfplay
+    budget = f"{sp.seconds}s" if sp.seconds > 0 else f"{sp.iterations} iterations"
+    warm = f", warm start {sp.bootstrap_games} heuristic games" if sp.bootstrap_games else ""
+    if cfg.network.init_model:
+        warm += f", initial weights {Path(cfg.network.init_model).name}"
+    if cfg.data.init_memory:
+        warm += f", replay memory of {Path(cfg.data.init_memory).name}"
+    return (f"descent train: {sp.search} {budget}/move, {sp.learning} learning, "
+            f"{heuristic}{warm}, {iterations} iterations; {note}")
+
+
+class Trainer:
+    """A training run in ``run_dir``. ``resume``: continue from its checkpoint (the
+    run's stored config must match ``cfg`` outside [run], whose limits may change)."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,
+                 stream: TextIO | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        import torch
+
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.log = log or (lambda _msg: None)
+        self.game = make_game(cfg.game)
+        self.prototype = self.game.new_initial_state()
+        sp = cfg.selfplay
+        self.reinforcement = reinforcement_for(self.prototype, sp.heuristic, sp.max_plies)
+        self.rng = np.random.default_rng(cfg.seed)
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        init_seed = cfg.network.init_seed if cfg.network.init_seed >= 0 else cfg.seed
+        u = cfg.update
+        self.learner = Learner(self.game, cfg.network.preset, self.reinforcement,
+                               view=cfg.network.view, seed=init_seed, lr=u.lr,
+                               weight_decay=u.weight_decay, device=u.device,
+                               threads=u.threads)
+        self.network_evaluator = self.learner.evaluator(self.prototype)
+        # the warm start's leaf evaluator: the C heuristic, values in [-1, 1] like the
+        # gain and depth_mul targets (config.validate checks the heuristic)
+        self.bootstrap_evaluator = heuristic_for(self.prototype) if sp.bootstrap_games else None
+        self.selfplayer = SelfPlayer(self.game, sp, self.reinforcement,
+                                     self.network_evaluator,
+                                     symmetries=cfg.data.symmetries)
+        self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
+        self.segments: list[Segment] = []      # memory files the checkpoint names
+        self.pool: SelfPlayPool | None = None  # selfplay.workers > 0, during run()
+        self.counters = Counters()
+        self.metrics = MetricsLog(self.run_dir / METRICS_NAME)
+        self.records: list[dict[str, Any]] = []
+        self.previous_model: Path | None = None
+        self.stop_requested = False
+        self.stream = stream
+        self._start(resume)
+
+    # -- run directory ---------------------------------------------------------------------
+
+    def _start(self, resume: bool) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "models").mkdir(exist_ok=True)
+        config_path = self.run_dir / CONFIG_NAME
+        for tmp in leftover_temporaries(self.run_dir):
+            tmp.unlink(missing_ok=True)
+        state = load_checkpoint(self.run_dir) if resume else None
+        if not resume and (self.run_dir / "checkpoint.pt").exists():
+            raise ValueError(f"{self.run_dir} holds a training run already: use --resume "
+                             "to continue it, or another --run-dir")
+        if resume and config_path.exists():
+            stored = load_config(config_path)
+            a, b = to_dict(stored), to_dict(self.cfg)
+            a.pop("run")
+            b.pop("run")
+            for d in (a, b):   # any number of workers plays the same games
+                d["selfplay"]["workers"] = min(int(d["selfplay"].get("workers", 0)), 1)
+            if a != b:
+                changed = sorted(k for k in a if a[k] != b[k])
+                raise ValueError(f"{self.run_dir}: the config differs from the run's "
+                                 f"config.toml in {', '.join(changed)} (only [run] and "
+                                 "the number of selfplay.workers may change on resume; "
+                                 "not between 0 and more)")
+        config_path.write_text(to_toml(self.cfg), encoding="utf-8")
+        if state is None:
+            self.metrics.truncate(0)
+            if self.cfg.network.init_model:
+                self.learner.load_weights(load_model(self.cfg.network.init_model,
+                                                     self.game.spec))
+            if self.cfg.data.init_memory:
+                self._inherit_memory(Path(self.cfg.data.init_memory))
+            initial = self.run_dir / "models" / "iter-000000.dnet"
+            save_model(self._export("initial weights"), initial)
+            self.previous_model = initial
+            self.log(f"new run in {self.run_dir}: {self.game.spec}, "
+                     f"{self.reinforcement.name} heuristic, {self.learner.arch.preset} net")
+            return
+        self.learner.restore(state["learner"])
+        restore_rng(self.rng, state["rng_json"])
+        shape, games = checkpoint_games(self.run_dir, state)
+        self.memory.restore(shape, games, int(state.get("memory_first", 0)))
+        self.segments = checkpoint_segments(state)
+        remove_unnamed(self.run_dir, self.segments)   # written after the checkpoint: a kill
+        known = {f.name for f in fields(Counters)}
+        self.counters = Counters(**{k: v for k, v in state["counters"].items() if k in known})
+        self.metrics.truncate(int(state["metrics_bytes"]))
+        self.records = self.metrics.read()
+        previous = str(state.get("previous_model", ""))
+        self.previous_model = Path(previous) if previous else None
+        self.log(f"resumed {self.run_dir} at iteration {self.counters.iterations} "
+                 f"({self.counters.games} games)")
+
+    def _inherit_memory(self, source: Path) -> None:
+        """Starts the replay memory with another run's (same game and encoding): a run
+        warm-started from a refit network then keeps training on the data it was fitted
+        to, instead of on its first game alone."""
+        other = load_config(source / CONFIG_NAME) if (source / CONFIG_NAME).exists() else None
+        if other is None or make_game(other.game).spec != self.game.spec:
+            raise ValueError(f"data.init_memory: {source} is not a training run of "
+                             f"{self.game.spec}")
+        import torch
+
+        loaded = load_run_memory(source)
+        torch.manual_seed(self.cfg.seed)   # loading restored the source run's torch RNG
+        if loaded is None:
+            raise ValueError(f"data.init_memory: {source} has no checkpoint yet")
+        _state, shape, games = loaded
+        if shape != tuple(self.prototype.encoding_shape):
+            raise ValueError(f"data.init_memory: {source} holds inputs of shape "
+                             f"{shape}, this run encodes "
+                             f"{tuple(self.prototype.encoding_shape)}")
+        self.memory.restore(shape, games)
+        self.memory.trim()
+        self.log(f"replay memory from {source}: {len(self.memory)} games, "
+                 f"{self.memory.pairs} pairs")
+
+    def checkpoint(self) -> Path:
+        """Writes the games added since the last checkpoint as a memory segment, then the
+        checkpoint naming it; then removes the segments no longer named. Blocks."""
+        saved = max((first + count for _name, first, count in self.segments), default=0)
+        start = max(saved, self.memory.first)
+        new = self.memory.since(start)
+        if new:
+            self.segments.append(write_segment(self.run_dir, start, new))
+        self.segments = live_segments(self.segments, self.memory.first)
+        path = save_checkpoint(self.run_dir, {
+            "learner": self.learner.state(),
+            "memory_segments": [list(s) for s in self.segments],
+            "memory_first": self.memory.first,
+            "memory_end": self.memory.end,
+            "memory_shape": list(self.memory.shape),
+            "rng_json": rng_state(self.rng),
+            "counters": asdict(self.counters),
+            "metrics_bytes": self.metrics.size(),
+            "previous_model": str(self.previous_model or ""),
+        })
+        remove_unnamed(self.run_dir, self.segments)
+        return path
+
+    def _export(self, note: str) -> LoadedModel:
+        text = provenance_note(self.cfg, self.reinforcement.name,
+                               self.counters.iterations, note)
+        return self.learner.export(games=self.counters.games, seed=self.cfg.seed, note=text)
+
+    def export_final(self) -> Path:
+        """Writes ``model.dnet`` (the current network, with its provenance)."""
+        return save_model(self._export("final"), self.run_dir / FINAL_MODEL)
+
+    # -- schedule --------------------------------------------------------------------------
+
+    def progress(self) -> float:
+        """Fraction of the annealing horizon done (before the next iteration)."""
+        sp, run = self.cfg.selfplay, self.cfg.run
+        if sp.anneal_iterations:
+            return self.counters.iterations / sp.anneal_iterations
+        if run.max_iterations:
+            return self.counters.iterations / run.max_iterations
+        if run.hours:
+            return self.counters.seconds / (run.hours * 3600.0)
+        return self.counters.iterations / DEFAULT_ANNEAL
+
+    def epsilon(self) -> float:
+        sp = self.cfg.selfplay
+        return annealed_epsilon(self.progress(), sp.eps_start, sp.eps_end)
+
+    def finished(self) -> bool:
+        run = self.cfg.run
+        if run.max_iterations and self.counters.iterations >= run.max_iterations:
+            return True
+        return bool(run.hours) and self.counters.seconds >= run.hours * 3600.0
+
+    def request_stop(self) -> None:
+        """Stop after the current iteration (a checkpoint is written). Must not block."""
+        self.stop_requested = True
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def run(self, stop_after: int | None = None) -> dict[str, Any]:
+        """Trains until the run's limits (or ``stop_after`` more iterations, or a stop
+        request), checkpointing as configured; returns the last metrics record. With no
+        limit at all it runs until stopped. Blocks."""
+        run = self.cfg.run
+        total: float | None = (float(run.max_iterations) if run.max_iterations
+                               else (run.hours if run.hours else None))
+        unit = "it" if run.max_iterations or not run.hours else "h"
+        bar = ProgressBar(total, unit, stream=self.stream, enabled=run.progress)
+        self._bar = bar
+        done = 0
+        last: dict[str, Any] = self.records[-1] if self.records else {}
+        try:
+            if not self.counters.pretrained and self.cfg.data.pretrain_games > 0:
+                last = self.pretrain()
+            while not self.finished() and not self.stop_requested and (
+                    stop_after is None or done < stop_after):
+                last = self.iteration()
+                done += 1
+                self._show(bar, last, force="eval" in last)
+            natural_end = self.finished()
+            if natural_end and self.counters.last_eval != self.counters.iterations \
+                    and self.cfg.evaluation.games > 0 and self.counters.iterations > 0:
+                last = self._final_evaluation()
+            self.checkpoint()
+            if self.records:
+                self.plot()
+            self.export_final()
+            if last:
+                self._show(bar, last, force=True)
+        except BaseException:
+            self.close(terminate=True)
+            raise
+        finally:
+            self.close()
+            bar.close()
+        return last
+
+    def _show(self, bar: ProgressBar, record: dict[str, Any], force: bool = False) -> None:
+        c = self.counters
+        parts = [f"games {c.games}", f"pairs {c.pairs}"]
+        if "loss" in record:
+            parts.append(f"loss {record['loss']:.4f}")
+        for opp, stats in (record.get("eval") or {}).items():
+            parts.append(f"{opp} {stats['win_rate']:.2f}")
+        done = c.iterations if (self.cfg.run.max_iterations or not self.cfg.run.hours) \
+            else c.seconds / 3600.0
+        bar.update(done, "  ".join(parts), force=force)
+
+    def pretrain(self) -> dict[str, Any]:
+        """Pre-initialisation on the values of random terminal states."""
+        t0 = time.monotonic()
+        d = self.cfg.data
+        planes, values = random_terminal_data(self.game.new_initial_state, self.reinforcement,
+                                              d.pretrain_games, self.rng, d.symmetries)
+        before = self.learner.loss(planes, values)
+        loss = 0.0
+        for _ in range(d.pretrain_epochs):
+            loss = self.learner.fit(planes, values, self.rng, self.cfg.update.batch_size)
+        self.counters.pretrained = True
+        self.counters.train_pairs += len(values) * d.pretrain_epochs
+        seconds = time.monotonic() - t0
+        self.counters.seconds += seconds
+        record = {"kind": "pretrain", "iteration": 0, "games": d.pretrain_games,
+                  "pairs": int(len(values)), "loss_before": before, "loss": loss,
+                  "updates": self.learner.steps, "seconds": round(seconds, 3)}
+        self.metrics.append(record)
+        self.records.append(record)
+        return record
+
+    def iteration(self) -> dict[str, Any]:
+        """One iteration (self-play games, update, metrics, maybe evaluation/checkpoint)."""
+        t0 = time.monotonic()
+        cfg, c = self.cfg, self.counters
+        eps = self.epsilon()
+        positions, batches = self.learner.positions, self.learner.batches
+        games = cfg.selfplay.games_per_iteration
+        new_planes, new_values = [], []
+        results, plies, nodes = [], [], 0
+        bootstrap = c.games < cfg.selfplay.bootstrap_games
+        played = self._play_pool(games, eps) if cfg.selfplay.workers else None
+        worker_positions = worker_batches = 0
+        for k in range(games):
+            stored = None
+            if played is not None:
+                record, stored = played[k].record, played[k].stored
+                worker_positions += played[k].positions
+                worker_batches += played[k].batches
+            else:
+                self.selfplayer.evaluator = (self.bootstrap_evaluator
+                                             if c.games < cfg.selfplay.bootstrap_games
+                                             and self.bootstrap_evaluator is not None
+                                             else self.network_evaluator)
+                record = self.selfplayer.play(self.rng, eps, search_seed(cfg.seed, c.games))
+            c.games += 1
+            self.memory.add(record.planes, record.values, stored)
+            new_planes.append(record.planes)
+            new_values.append(record.values)
+            results.append(record.result)
+            plies.append(record.plies)
+            nodes += record.search_nodes
+        planes = np.concatenate(new_planes)
+        values = np.concatenate(new_values)
+        fresh_loss = self.learner.loss(planes, values)
+        replay = self.memory.sample(cfg.data.replay_rate, self.rng, skip_newest=games)
+        if replay is not None:
+            train_planes = np.concatenate([planes, replay[0]])
+            train_values = np.concatenate([values, replay[1]])
+        else:
+            train_planes, train_values = planes, values
+        loss = self.learner.fit(train_planes, train_values, self.rng,
+                                cfg.update.batch_size, cfg.update.epochs)
+        c.iterations += 1
+        c.pairs += len(values)
+        c.train_pairs += len(train_values) * cfg.update.epochs
+        evaluations = self.learner.positions - positions + worker_positions
+        c.network_evaluations += evaluations
+        c.network_batches += self.learner.batches - batches + worker_batches
+        c.search_nodes += nodes
+        out: dict[str, Any] = {
+            "kind": "iteration", "iteration": c.iterations, "epsilon": round(eps, 6),
+            "games": games, "games_total": c.games, "pairs": int(len(values)),
+            "pairs_total": c.pairs, "train_pairs": int(len(train_values)),
+            "memory_games": len(self.memory), "memory_pairs": self.memory.pairs,
+            "updates": self.learner.steps, "loss": loss, "fresh_loss": fresh_loss,
+            "mean_result": float(np.mean(results)), "mean_plies": float(np.mean(plies)),
+            "search_nodes": nodes, "search_nodes_total": c.search_nodes,
+            "network_evaluations": evaluations,
+            "network_evaluations_total": c.network_evaluations,
+            "network_batches_total": c.network_batches,
+            "value_min": float(values.min()) if len(values) else 0.0,
+            "value_max": float(values.max()) if len(values) else 0.0,
+        }
+        if bootstrap:
+            out["bootstrap"] = True
+        every = cfg.evaluation.every
+        if every and c.iterations % every == 0 and cfg.evaluation.games > 0:
+            t_eval = time.monotonic()
+            out["eval"] = {k: v.to_json() for k, v in self.evaluate().items()}
+            out["eval_seconds"] = round(time.monotonic() - t_eval, 3)
+        seconds = time.monotonic() - t0
+        c.seconds += seconds
+        out["seconds"] = round(seconds, 3)
+        out["elapsed"] = round(c.seconds, 3)
+        self.metrics.append(out)
+        self.records.append(out)
+        if c.iterations % cfg.run.checkpoint_every == 0:
+            self.checkpoint()
+        if c.iterations % cfg.run.plot_every == 0:
+            self.plot()
+        return out
+
+    def _play_pool(self, games: int, eps: float) -> list[PlayedGame]:
+        """The iteration's games, played by the self-play workers (started on first use)."""
+        first = self.counters.games
+        if self.pool is None:
+            self.pool = SelfPlayPool(self.cfg, self.cfg.selfplay.workers)
+        warm_only = first + games <= self.cfg.selfplay.bootstrap_games
+        model = None if warm_only else self.learner.current_model()
+        return self.pool.play(first, games, eps, model)
+
+    def close(self, terminate: bool = False) -> None:
+        """Stops the self-play workers, if any. Blocks until they exit (``terminate``:
+        abandons their games)."""
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            pool.close(terminate)
+
+    def _final_evaluation(self) -> dict[str, Any]:
+        t0 = time.monotonic()
+        stats = {k: v.to_json() for k, v in self.evaluate().items()}
+        seconds = time.monotonic() - t0
+        self.counters.seconds += seconds
+        record = {"kind": "eval", "iteration": self.counters.iterations,
+                  "games_total": self.counters.games, "eval": stats,
+                  "eval_seconds": round(seconds, 3)}
+        self.metrics.append(record)
+        self.records.append(record)
+        return record
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def play_search(self) -> str:
+        e = self.cfg.evaluation
+        if e.search:
+            return e.search
+        return "expectiminimax" if self.selfplayer.stochastic else "ubfms"
+
+    def network_player(self, model: LoadedModel | Path, name: str) -> SearchPlayer:
+        from descent.nets.evaluator import network_evaluator
+
+        e = self.cfg.evaluation
+        evaluator = network_evaluator(model if isinstance(model, LoadedModel) else str(model),
+                                      self.prototype, backend=e.backend, device=e.device)
+        r = self.reinforcement
+        params = SearchParams(hash_mb=e.hash_mb, seed=e.seed, terminal=r.search_terminal,
+                              max_plies=r.max_plies)
+        return SearchPlayer(name, evaluator, self.play_search(), params, e.nodes, e.seconds)
+
+    def heuristic_player(self) -> SearchPlayer:
+        e = self.cfg.evaluation
+        params = SearchParams(hash_mb=e.hash_mb, seed=e.seed)
+        return SearchPlayer("heuristic", heuristic_for(self.prototype), self.play_search(),
+                            params, e.nodes, e.seconds)
+
+    def opening_plies(self) -> int:
+        e = self.cfg.evaluation
+        if e.opening_plies >= 0:
+            return e.opening_plies
+        return 0 if self.selfplayer.stochastic else 2
+
+    def evaluate(self) -> dict[str, MatchStats]:
+        """The evaluation matches of the current network (saved as models/iter-N.dnet,
+        the next evaluation's "previous"). Blocks."""
+        e = self.cfg.evaluation
+        c = self.counters
+        path = self.run_dir / "models" / f"iter-{c.iterations:06d}.dnet"
+        model = self._export(f"evaluation at iteration {c.iterations}")
+        save_model(model, path)
+        learner = self.network_player(model, "network")
+        out: dict[str, MatchStats] = {}
+        for name in e.opponents:
+            opponent: Player
+            if name == "heuristic":
+                opponent = self.heuristic_player()
+            elif name == "random":
+                opponent = RandomPlayer()
+            else:
+                if self.previous_model is None or not self.previous_model.exists():
+                    continue
+                opponent = self.network_player(load_model(self.previous_model, self.game),
+                                               "previous")
+            out[name] = paired_matches(self.game, learner, opponent, e.games, e.seed,
+                                       self.opening_plies())
+        self.previous_model = path
+        c.last_eval = c.iterations
+        return out
+
+    def plot(self) -> None:
+        write_plots(self.records, self.run_dir / "plots", self.game.spec)
+
+
+def train(cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,
+          stop_after: int | None = None, stream: TextIO | None = None) -> dict[str, Any]:
+    """Runs (or resumes) a training run; the last metrics record. Blocks."""
+    trainer = Trainer(cfg, run_dir, resume=resume, stream=stream)
+    return trainer.run(stop_after=stop_after)
+
+
+def nan_free(record: dict[str, Any]) -> bool:
+    """Whether a metrics record's numbers are all finite (a sanity check)."""
+    return all(not (isinstance(v, float) and not math.isfinite(v)) for v in record.values())

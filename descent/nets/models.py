@@ -1,0 +1,84 @@
+"""PyTorch value networks (training and the ``torch`` backend; torch is an extra).
+
+The modules mirror nets/arch.py exactly: their state-dict keys are the weight names of
+the model file, so ``module_from_weights`` and ``weights_from_module`` are plain copies.
+
+    arch = preset("hex", "paper")                  # resnet 83 filters, 4 blocks, FC 74
+    net = ValueNet(arch, (3, 13, 13))
+    values = net(torch.zeros(8, 3, 13, 13))        # shape (8,)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from descent.nets.arch import Architecture, Weights, init_weights, weight_shapes
+
+
+class ResidualBlock(nn.Module):
+    """x -> relu(x + conv2(relu(conv1(x))))."""
+
+    def __init__(self, filters: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(filters, filters, 3, padding=1)
+        self.conv2 = nn.Conv2d(filters, filters, 3, padding=1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.relu(x + self.conv2(torch.relu(self.conv1(x))))
+
+
+class ValueNet(nn.Module):
+    """One of the families of nets/arch.py; forward returns shape (batch,)."""
+
+    def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
+        super().__init__()
+        planes, height, width = input_shape
+        self.arch = arch
+        self.input_shape = input_shape
+        f = arch.filters
+        if arch.family == "resnet":
+            self.stem = nn.Conv2d(planes, f, 3, padding=1)
+            self.blocks = nn.ModuleList(ResidualBlock(f) for _ in range(arch.blocks))
+        elif arch.family == "conv":
+            self.convs = nn.ModuleList(
+                nn.Conv2d(planes if i == 0 else f, f, 3, padding=1) for i in range(arch.convs))
+        widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
+        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
+                                                                  strict=False))
+        self.head = nn.Linear(widths[-1], 1)
+        self.tanh = arch.output == "tanh"
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.arch.family == "resnet":
+            x = torch.relu(self.stem(x))
+            for block in self.blocks:
+                x = block(x)
+        elif self.arch.family == "conv":
+            for conv in self.convs:
+                x = torch.relu(conv(x))
+        x = torch.flatten(x, 1)
+        for layer in self.fc:
+            x = torch.relu(layer(x))
+        x = self.head(x).reshape(-1)
+        return torch.tanh(x) if self.tanh else x
+
+
+def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
+                        weights: Weights | None = None, seed: int = 0) -> ValueNet:
+    """A ValueNet holding ``weights`` (or the seeded initial weights of nets/arch.py)."""
+    net = ValueNet(arch, input_shape)
+    if weights is None:
+        weights = init_weights(arch, input_shape, seed)
+    state = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}
+    net.load_state_dict(state, strict=True)
+    return net
+
+
+def weights_from_module(net: ValueNet) -> Weights:
+    """The module's tensors as float32 numpy arrays, by model-file name."""
+    expected = weight_shapes(net.arch, net.input_shape)
+    state = net.state_dict()
+    return {name: state[name].detach().to("cpu", torch.float32).numpy().copy()
+            for name in expected}

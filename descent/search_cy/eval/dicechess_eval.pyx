@@ -1,0 +1,335 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Dice chess heuristic: material, piece-square tables, and what the next rolls can take.
+
+The static part is Michniewski's "simplified evaluation function" (material and one
+piece-square table per piece, in centipawns) plus a little mobility. On top of it come the
+dice: a side that rolls a piece type attacking the enemy king wins on the spot, so each
+side's chance of a king capture is the probability of rolling one of the attacking types
+(uniform over the types that can move under ``nomove=reroll``, over all six otherwise).
+Ordinary captures enter as the expected gain of the coming roll: per die value the best
+capture of that type, less the attacker's value times the chance the victim's side rolls
+a type that recaptures. The result mixes the king-capture chances with tanh of the score.
+"""
+from libc.math cimport tanh
+from libc.stdint cimport uint64_t
+
+from descent.search_cy.games.state cimport GameState
+from descent.search_cy.games.dicechess cimport DiceChessState
+from descent.search_cy.search.evaluator cimport HeuristicEvaluator
+
+cdef extern from *:
+    """
+    #if defined(__x86_64__) && defined(__GNUC__)
+    #pragma GCC target("popcnt")
+    #endif
+    static inline int dce_popcount(unsigned long long x) { return __builtin_popcountll(x); }
+    static inline int dce_ctz(unsigned long long x) { return __builtin_ctzll(x); }
+    static inline int dce_msb(unsigned long long x) { return 63 - __builtin_clzll(x); }
+    """
+    int dce_popcount(uint64_t x) noexcept nogil
+    int dce_ctz(uint64_t x) noexcept nogil
+    int dce_msb(uint64_t x) noexcept nogil
+
+cdef enum:
+    PAWN = 1
+    KNIGHT = 2
+    BISHOP = 3
+    ROOK = 4
+    QUEEN = 5
+    KING = 6
+    NOMOVE_REROLL = 0
+    NOMOVE_FREE = 2
+    MOBILITY_CP = 3          # per pseudo-legal move of a knight, bishop, rook or queen
+
+cdef uint64_t RANK_1 = 0xFF
+cdef uint64_t RANK_8 = 0xFF00000000000000
+
+# Weights of the expected capture gains: the roller's own gain is likely (it chooses its
+# best capture of the rolled type), the reply comes after a move that may defuse it.
+cdef double GAIN_ROLL = 0.7      # chance node: the roller's expected gain
+cdef double GAIN_REPLY = 0.3     # chance node: the other side's gain after the roller
+cdef double GAIN_DIE = 0.9       # move node: the mover's best capture with its die
+cdef double GAIN_AFTER = 0.5     # move node: the opponent's expected gain on its roll
+cdef double KING_REPLY = 0.8     # the opponent's king-capture chance survives our move
+cdef double KING_FLEE = 0.3      # ... unless our die is a 6 and the king can step away
+# Centipawns per unit of atanh: dice chess is so random that even a queen (900) is far
+# from a sure win, and a softer scale keeps the king-capture chances decisive (a 1-ply
+# greedy player with 2500 beats one with 700 in about 56% of games).
+cdef double SCALE_CP = 2500.0
+cdef double WIN = 0.98           # a king capture one roll away, short of a real terminal
+cdef double CLIP = 0.99
+
+# Victim values; as an attacker the king is worth far more: losing it loses the game.
+cdef int VALUE[7]
+VALUE[:] = [0, 100, 320, 330, 500, 900, 0]
+cdef int RISK[7]
+RISK[:] = [0, 100, 320, 330, 500, 900, 5000]
+
+cdef int PST[7][64]                # White's view, index sq ^ 56 for White, sq for Black
+cdef uint64_t KNIGHT_ATT[64]
+cdef uint64_t KING_ATT[64]
+cdef uint64_t PAWN_ATT[2][64]
+cdef uint64_t RAY[8][64]           # 0..3 towards higher squares, 4..7 towards lower
+cdef int RAY_DR[8]
+cdef int RAY_DF[8]
+RAY_DR[:] = [1, 0, 1, 1, -1, 0, -1, -1]
+RAY_DF[:] = [0, 1, 1, -1, 0, -1, -1, 1]
+
+_PST_ROWS = {  # rank 8 first, as the tables are usually printed
+    PAWN: [0, 0, 0, 0, 0, 0, 0, 0,
+           50, 50, 50, 50, 50, 50, 50, 50,
+           10, 10, 20, 30, 30, 20, 10, 10,
+           5, 5, 10, 25, 25, 10, 5, 5,
+           0, 0, 0, 20, 20, 0, 0, 0,
+           5, -5, -10, 0, 0, -10, -5, 5,
+           5, 10, 10, -20, -20, 10, 10, 5,
+           0, 0, 0, 0, 0, 0, 0, 0],
+    KNIGHT: [-50, -40, -30, -30, -30, -30, -40, -50,
+             -40, -20, 0, 0, 0, 0, -20, -40,
+             -30, 0, 10, 15, 15, 10, 0, -30,
+             -30, 5, 15, 20, 20, 15, 5, -30,
+             -30, 0, 15, 20, 20, 15, 0, -30,
+             -30, 5, 10, 15, 15, 10, 5, -30,
+             -40, -20, 0, 5, 5, 0, -20, -40,
+             -50, -40, -30, -30, -30, -30, -40, -50],
+    BISHOP: [-20, -10, -10, -10, -10, -10, -10, -20,
+             -10, 0, 0, 0, 0, 0, 0, -10,
+             -10, 0, 5, 10, 10, 5, 0, -10,
+             -10, 5, 5, 10, 10, 5, 5, -10,
+             -10, 0, 10, 10, 10, 10, 0, -10,
+             -10, 10, 10, 10, 10, 10, 10, -10,
+             -10, 5, 0, 0, 0, 0, 5, -10,
+             -20, -10, -10, -10, -10, -10, -10, -20],
+    ROOK: [0, 0, 0, 0, 0, 0, 0, 0,
+           5, 10, 10, 10, 10, 10, 10, 5,
+           -5, 0, 0, 0, 0, 0, 0, -5,
+           -5, 0, 0, 0, 0, 0, 0, -5,
+           -5, 0, 0, 0, 0, 0, 0, -5,
+           -5, 0, 0, 0, 0, 0, 0, -5,
+           -5, 0, 0, 0, 0, 0, 0, -5,
+           0, 0, 0, 5, 5, 0, 0, 0],
+    QUEEN: [-20, -10, -10, -5, -5, -10, -10, -20,
+            -10, 0, 0, 0, 0, 0, 0, -10,
+            -10, 0, 5, 5, 5, 5, 0, -10,
+            -5, 0, 5, 5, 5, 5, 0, -5,
+            0, 0, 5, 5, 5, 5, 0, -5,
+            -10, 5, 5, 5, 5, 5, 0, -10,
+            -10, 0, 5, 0, 0, 0, 0, -10,
+            -20, -10, -10, -5, -5, -10, -10, -20],
+    KING: [-30, -40, -40, -50, -50, -40, -40, -30,
+           -30, -40, -40, -50, -50, -40, -40, -30,
+           -30, -40, -40, -50, -50, -40, -40, -30,
+           -30, -40, -40, -50, -50, -40, -40, -30,
+           -20, -30, -30, -40, -40, -30, -30, -20,
+           -10, -20, -20, -20, -20, -20, -20, -10,
+           20, 20, 0, 0, 0, 0, 20, 20,
+           20, 30, 10, 0, 0, 10, 30, 20],
+}
+
+
+def _init_tables():
+    cdef int sq, r, f, k, rr, ff, typ
+    knight = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)]
+    for typ in range(PAWN, KING + 1):
+        for sq in range(64):
+            # the printed table's index i is rank 8 - i // 8: flipping the rank of the
+            # square (sq ^ 56) reads White's view, sq itself Black's
+            PST[typ][sq] = _PST_ROWS[typ][sq]
+    for sq in range(64):
+        r = sq >> 3
+        f = sq & 7
+        KNIGHT_ATT[sq] = 0
+        KING_ATT[sq] = 0
+        PAWN_ATT[0][sq] = 0
+        PAWN_ATT[1][sq] = 0
+        for dr, df in knight:
+            rr = r + dr
+            ff = f + df
+            if 0 <= rr < 8 and 0 <= ff < 8:
+                KNIGHT_ATT[sq] |= (<uint64_t>1) << (rr * 8 + ff)
+        for dr in (-1, 0, 1):
+            for df in (-1, 0, 1):
+                rr = r + dr
+                ff = f + df
+                if (dr or df) and 0 <= rr < 8 and 0 <= ff < 8:
+                    KING_ATT[sq] |= (<uint64_t>1) << (rr * 8 + ff)
+        for df in (-1, 1):
+            ff = f + df
+            if 0 <= ff < 8 and r < 7:
+                PAWN_ATT[0][sq] |= (<uint64_t>1) << ((r + 1) * 8 + ff)
+            if 0 <= ff < 8 and r > 0:
+                PAWN_ATT[1][sq] |= (<uint64_t>1) << ((r - 1) * 8 + ff)
+        for k in range(8):
+            RAY[k][sq] = 0
+            rr = r + RAY_DR[k]
+            ff = f + RAY_DF[k]
+            while 0 <= rr < 8 and 0 <= ff < 8:
+                RAY[k][sq] |= (<uint64_t>1) << (rr * 8 + ff)
+                rr += RAY_DR[k]
+                ff += RAY_DF[k]
+
+
+_init_tables()
+
+
+cdef inline uint64_t _ray(int k, int sq, uint64_t occ) noexcept nogil:
+    """Squares a slider on sq sees along ray k: up to and including the first blocker."""
+    cdef uint64_t ray = RAY[k][sq]
+    cdef uint64_t blockers = ray & occ
+    if blockers:
+        ray ^= RAY[k][dce_ctz(blockers) if k < 4 else dce_msb(blockers)]
+    return ray
+
+
+cdef inline uint64_t _attacks(int typ, int sq, uint64_t occ) noexcept nogil:
+    cdef uint64_t a = 0
+    cdef int k
+    if typ == KNIGHT:
+        return KNIGHT_ATT[sq]
+    if typ == KING:
+        return KING_ATT[sq]
+    if typ != BISHOP:       # rook or queen: the straight rays (N, E, S, W)
+        a = _ray(0, sq, occ) | _ray(1, sq, occ) | _ray(4, sq, occ) | _ray(5, sq, occ)
+    if typ != ROOK:         # bishop or queen: the diagonals
+        a |= _ray(2, sq, occ) | _ray(3, sq, occ) | _ray(6, sq, occ) | _ray(7, sq, occ)
+    return a
+
+
+cdef class DiceChessEvaluator(HeuristicEvaluator):
+    """Material, piece-square and dice-threat evaluator (player 0 = White).
+
+    Works at chance nodes (the side to roll) and at move nodes (the pending die decides
+    which captures are available right now). Values lie within (-0.99, 0.99); a king that
+    the mover can take with the rolled die is worth +-0.98. Stateless between calls.
+    """
+
+    cdef double c_heuristic(self, GameState s) noexcept nogil:
+        return _value(<DiceChessState>s)
+
+
+cdef double _value(DiceChessState s) noexcept nogil:
+    cdef uint64_t occ = s.bb[0] | s.bb[8]
+    cdef uint64_t att[2][7]             # squares attacked per side and piece type
+    cdef uint64_t own, enemy, pieces, a, push, caps, last, king, targets
+    cdef int has_move[2][7]
+    cdef int king_types[2]              # bit t: rolling t lets that side take the king
+    cdef bint promotes[2]
+    cdef double prob[2][7]              # each side's roll distribution
+    cdef double gain[2][7]              # best capture (centipawns) per side and die
+    cdef double expected[2]
+    cdef double kill[2]
+    cdef double g, pdef, score, vs, reply
+    cdef long cp[2]
+    cdef int c, o, t, u, sq, v, n_moving, x, d
+    cdef double sign_x, win_x, win_o
+    for c in range(2):
+        own = s.bb[c * 8]
+        cp[c] = 0
+        for t in range(PAWN, KING + 1):
+            att[c][t] = 0
+            has_move[c][t] = 0
+            pieces = s.bb[c * 8 + t]
+            while pieces:
+                sq = dce_ctz(pieces)
+                pieces &= pieces - 1
+                cp[c] += VALUE[t] + PST[t][sq ^ 56 if c == 0 else sq]
+                if t == PAWN:
+                    att[c][t] |= PAWN_ATT[c][sq]
+                    continue
+                a = _attacks(t, sq, occ)
+                att[c][t] |= a
+                a &= ~own
+                if a:
+                    has_move[c][t] = 1
+                    if t != KING:
+                        cp[c] += MOBILITY_CP * dce_popcount(a)
+        pieces = s.bb[c * 8 + PAWN]
+        if c == 0:
+            push = (pieces << 8) & ~occ
+            last = RANK_8
+        else:
+            push = (pieces >> 8) & ~occ
+            last = RANK_1
+        caps = att[c][PAWN] & s.bb[(c ^ 1) * 8]
+        if push or caps:
+            has_move[c][PAWN] = 1
+        promotes[c] = ((push | caps) & last) != 0
+        if promotes[c]:
+            for t in range(KNIGHT, KING):
+                has_move[c][t] = 1
+    for c in range(2):
+        n_moving = 0
+        if s.nomove == NOMOVE_REROLL:
+            for t in range(PAWN, KING + 1):
+                n_moving += has_move[c][t]
+        for t in range(PAWN, KING + 1):
+            if n_moving:
+                prob[c][t] = has_move[c][t] / <double>n_moving
+            else:
+                prob[c][t] = 1.0 / 6.0
+    for c in range(2):
+        o = c ^ 1
+        enemy = s.bb[o * 8]
+        king = s.bb[o * 8 + KING]
+        last = RANK_8 if c == 0 else RANK_1
+        king_types[c] = 0
+        kill[c] = 0.0
+        expected[c] = 0.0
+        for t in range(PAWN, KING + 1):
+            if att[c][t] & king:
+                king_types[c] |= 1 << t
+        if (att[c][PAWN] & king & last) != 0:
+            # a pawn taking on the last rank may do it on rolls 2..5 as well (promotion)
+            king_types[c] |= 0x3C
+        for t in range(PAWN, KING + 1):
+            if king_types[c] & (1 << t):
+                kill[c] += prob[c][t]
+            g = 0.0
+            targets = att[c][t] & enemy & ~king
+            while targets:
+                sq = dce_ctz(targets)
+                targets &= targets - 1
+                v = s.board[sq] & 7
+                pdef = 0.0
+                for u in range(PAWN, KING + 1):
+                    if att[o][u] & ((<uint64_t>1) << sq):
+                        pdef += prob[o][u]
+                if VALUE[v] - pdef * RISK[t] > g:
+                    g = VALUE[v] - pdef * RISK[t]
+            if promotes[c] and t < KING:
+                if t == PAWN and g < VALUE[QUEEN] - VALUE[PAWN]:
+                    g = VALUE[QUEEN] - VALUE[PAWN]
+                elif t > PAWN and g < VALUE[t] - VALUE[PAWN]:
+                    g = VALUE[t] - VALUE[PAWN]
+            gain[c][t] = g
+            expected[c] += prob[c][t] * g
+    x = s.side
+    o = x ^ 1
+    sign_x = 1.0 if x == 0 else -1.0
+    win_x = WIN * sign_x
+    win_o = -win_x
+    score = <double>(cp[0] - cp[1])
+    if s.die == 0:
+        score += sign_x * (GAIN_ROLL * expected[x] - GAIN_REPLY * expected[o])
+        vs = tanh(score / SCALE_CP)
+        reply = KING_REPLY * kill[o]
+        vs = kill[x] * win_x + (1.0 - kill[x]) * (reply * win_o + (1.0 - reply) * vs)
+    else:
+        d = s.die
+        if king_types[x] & (1 << d):
+            return win_x
+        g = gain[x][d]
+        if s.nomove == NOMOVE_FREE and not has_move[x][d]:
+            # no move for the die: any piece may move, so the best gain of any type
+            for t in range(PAWN, KING + 1):
+                if gain[x][t] > g:
+                    g = gain[x][t]
+        score += sign_x * (GAIN_DIE * g - GAIN_AFTER * expected[o])
+        vs = tanh(score / SCALE_CP)
+        reply = (KING_FLEE if d == KING else KING_REPLY) * kill[o]
+        vs = reply * win_o + (1.0 - reply) * vs
+    if vs > CLIP:
+        return CLIP
+    if vs < -CLIP:
+        return -CLIP
+    return vs

@@ -1,0 +1,11 @@
+"""Type stubs of hex_eval.pyx."""
+
+from descent.search_cy.games.hex import HexState
+from descent.search_cy.search.evaluator import HeuristicEvaluator
+
+class HexEvaluator(HeuristicEvaluator):
+    def __init__(self) -> None: ...
+    def two_distances(
+        self, s: HexState, player: int
+    ) -> tuple[list[int | None], list[int | None]]: ...
+    def potential(self, s: HexState, player: int) -> tuple[int, int]: ...

@@ -1,0 +1,136 @@
+"""One Python API over every search: parameters, results, and the registry by name.
+
+    search = make_search("ubfms", evaluator, SearchParams(hash_mb=64, seed=1))
+    result = search.run(state, Stopper(time=1.0))
+
+A search object keeps its tables between calls, so a game's tree survives from one move
+to the next where the table allows. ``run`` blocks until the stopper fires (or the root is
+solved) and leaves ``state`` exactly as it found it.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.stopper import Stopper
+
+TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2}
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """Every tunable of every search; each search reads the fields it understands."""
+
+    hash_mb: int = 64            # memory budget of the search's table(s), MiB
+    seed: int = 0                # RNG seed: chance sampling, tie-breaks, MCTS
+    completion: bool = True      # best-first: order children by (completion, value)
+    resolution_stop: bool = True  # best-first: stop once the root is solved
+    terminal: str = "gain"       # terminal evaluation: gain | depth_add | depth_mul
+    max_plies: int = 0           # P of the depth heuristics (0: the game's own bound)
+    keep_tree: bool = True       # reuse the table from the previous run (same game)
+    star: int = 2                # expectiminimax at chance nodes: 0 plain, 1 Star1, 2 Star2
+    max_depth: int = 64          # expectiminimax: deepest iteration
+    exploration: float = 1.4     # mcts: UCT exploration constant C
+    determinize_seed: int = 0    # tree searches: > 0 plays a determinized game, each chance
+    #                              state's outcome fixed by a hash of (state, seed)
+
+    def __post_init__(self) -> None:
+        if self.hash_mb < 1:
+            raise ValueError("hash_mb must be >= 1")
+        if self.terminal not in TERMINAL_KINDS:
+            raise ValueError(f"terminal must be one of {sorted(TERMINAL_KINDS)}")
+        if self.star not in (0, 1, 2):
+            raise ValueError("star must be 0, 1 or 2")
+        if self.max_depth < 1:
+            raise ValueError("max_depth must be >= 1")
+        if not 0 <= self.determinize_seed < 1 << 64:
+            raise ValueError("determinize_seed must be in [0, 2**64)")
+
+
+@dataclass(frozen=True)
+class ChildStat:
+    action: int
+    value: float      # v'(s, a), player 0's view
+    visits: int
+    resolved: bool
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search decided, with the statistics protocols print and tests check."""
+
+    action: int                  # -1 when the root is terminal
+    value: float                 # root value, player 0's view
+    pv: list[int]
+    nodes: int                   # states visited (applied) by this run
+    iterations: int              # best-first iterations, ID depths or MCTS simulations
+    depth: int                   # deepest path (best-first, MCTS) or last full depth (ID)
+    time: float                  # seconds
+    stop_reason: str
+    resolved: bool               # the root value is exact
+    evaluations: int = 0         # states valued by the evaluator during this run
+    children: list[ChildStat] = field(default_factory=list)
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.time if self.time > 0 else 0.0
+
+
+class Search(Protocol):
+    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def clear(self) -> None: ...
+
+
+# name -> (module, class, keyword arguments)
+_SEARCHES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "ubfm": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "ubfm"}),
+    "ubfms": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "ubfms"}),
+    "descent": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "descent"}),
+    "expectiminimax": ("descent.search_cy.search.expectimax", "Expectiminimax", {}),
+    "mcts": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "mcts"}),
+}
+
+
+def registered_searches() -> list[str]:
+    return sorted(_SEARCHES)
+
+
+class SearchRunner:
+    """A named search bound to an evaluator and parameters; ``run`` returns SearchResult."""
+
+    def __init__(self, name: str, evaluator: Evaluator, params: SearchParams) -> None:
+        if name not in _SEARCHES:
+            raise ValueError(f"unknown search {name!r}; known: {', '.join(registered_searches())}")
+        module, cls, kwargs = _SEARCHES[name]
+        self.name = name
+        self.params = params
+        self.evaluator = evaluator
+        self.impl: Search = getattr(importlib.import_module(module), cls)(
+            evaluator, params, **kwargs)
+
+    def run(self, state: GameState, stopper: Stopper) -> SearchResult:
+        """Searches ``state`` until ``stopper`` fires. Blocks; ``stopper.stop()`` from
+        another thread ends it at the next poll. The state is restored on return."""
+        if state.is_terminal():
+            raise ValueError("cannot search a terminal state")
+        before = self.evaluator.positions
+        raw = self.impl.run(state, stopper)
+        return SearchResult(
+            action=raw["action"], value=raw["value"], pv=list(raw["pv"]), nodes=raw["nodes"],
+            iterations=raw["iterations"], depth=raw["depth"], time=stopper.elapsed,
+            stop_reason=stopper.reason_name, resolved=bool(raw["resolved"]),
+            evaluations=self.evaluator.positions - before,
+            children=[ChildStat(a, v, n, bool(r)) for a, v, n, r in raw["children"]])
+
+    def clear(self) -> None:
+        """Forgets the tables (a new game)."""
+        self.impl.clear()
+
+
+def make_search(
+    name: str, evaluator: Evaluator, params: SearchParams | None = None
+) -> SearchRunner:
+    return SearchRunner(name, evaluator, params or SearchParams())

@@ -1,0 +1,30 @@
+"""Type stubs of bestfirst.pyx."""
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.stopper import Stopper
+from descent.search_cy.search.tree import TreeTable
+
+def fixed_outcome(state: GameState, seed: int) -> int: ...
+
+class BestFirstSearch:
+    table: TreeTable
+    params: Any
+    mode: int
+    def __init__(self, evaluator: Evaluator, params: Any, mode: str = "ubfms") -> None: ...
+    def clear(self) -> None: ...
+    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def rminimax_policy(self, state: GameState, theta: float) -> list[tuple[int, float]]: ...
+    def learning_data(
+        self,
+        root: GameState,
+        limit: int = 1000000,
+        terminals: bool = True,
+        symmetries: Iterable[int] | None = None,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]]: ...

@@ -1,0 +1,839 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""One tree engine for UBFM, UBFM_s, descent and the MCTS baseline, with completion,
+resolution stop, chance nodes (Descent Expectiminimax) and the Rminimax strength layer.
+
+The algorithms are Cohen-Solal's (2020): an iteration walks from the root along the best
+actions; UBFM stops at the first state not yet in the table and expands it (every child
+valued by the evaluator in one batch, terminal children by f_t), descent expands it and
+goes on down the best line until a terminal state. Values are then backed up along the
+path only. UBFM_s is UBFM deciding by the safest action (most explored).
+
+Completion (lexicographic (c, v), c = +1/-1 for states solved as a win of player 0/1)
+makes the searches complete: an iteration descends only into unresolved children, so
+it never wastes itself on a solved line, and a node is resolved when the side to move
+has a resolved win or every child is resolved. With completion off the searches are
+exactly the plain published ones (they may walk into terminal states repeatedly).
+
+At a chance node the value is the probability-weighted mean of the outcomes and an
+iteration descends into an outcome sampled by probability (among unresolved outcomes
+under completion): that is Descent Expectiminimax (Cohen-Solal and Cazenave). With
+``params.determinize_seed`` > 0 the search plays the determinized game of the stochastic
+paper instead: a chance state gets one child, the outcome ``fixed_outcome`` draws for it
+from a hash of (state, seed), so every search of a match and the match itself (the
+learner draws its real chance events with the same function) meet the same outcome there,
+drawn lazily the first time and fixed for the rest of the match, with no table to keep.
+
+MCTS (the papers' baseline: UCT with value leaves and no policy) shares the table, the
+expansion and the chance handling: an expansion values the new state and all its children
+in one batch; the state's own value is the simulation's return, the children's values are
+their priors (one pseudo-visit each); selection maximises mean + C sqrt(ln N / n); the
+decision is the most visited child. Under completion MCTS also skips solved children and
+takes a solved win, as an MCTS-Solver does.
+
+Why paths are explicit arrays rather than recursion: descent lines run to the end of the
+game, hundreds of plies in dice chess.
+"""
+from libc.math cimport exp, log, sqrt, INFINITY, NAN
+from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
+from libc.stdlib cimport malloc, free
+
+from descent.search_cy.games.state cimport GameState, CHANCE
+from descent.search_cy.games.zobrist cimport splitmix64
+from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.search.stopper cimport (
+    Stopper, STOP_NONE, STOP_RESOLVED, STOP_MEMORY)
+from descent.search_cy.search.terminal cimport terminal_value
+from descent.search_cy.search.tree cimport TreeTable, Node, Child
+
+import numpy as np
+
+from descent.search_cy.search.api import TERMINAL_KINDS
+
+cdef enum:
+    MODE_UBFM = 0
+    MODE_UBFMS = 1
+    MODE_DESCENT = 2
+    MODE_MCTS = 3
+    MAX_PATH = 4096      # deeper lines are cut: the node at the cut is a leaf
+    GC_MAX_DEPTH = 2048
+
+_MODES = {"ubfm": MODE_UBFM, "ubfms": MODE_UBFMS, "descent": MODE_DESCENT, "mcts": MODE_MCTS}
+
+
+cdef inline double _uniform(uint64_t* rng) noexcept nogil:
+    return (splitmix64(rng) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline int _fixed_outcome(uint64_t key, uint64_t seed, double* probs,
+                               int n) noexcept nogil:
+    """The index of the outcome a determinized game fixes at chance state ``key``: drawn
+    by probability with the uniform number a hash of (key, seed) gives."""
+    cdef uint64_t x = key ^ seed
+    cdef double u = _uniform(&x)
+    cdef double total = 0.0
+    cdef int i
+    for i in range(n):
+        total += probs[i]
+    u *= total
+    for i in range(n - 1):
+        u -= probs[i]
+        if u < 0.0:
+            return i
+    return n - 1
+
+
+def fixed_outcome(GameState state not None, uint64_t seed) -> int:
+    """The outcome (an action) the determinized game with ``seed`` fixes at the chance
+    node ``state``: what a search with ``determinize_seed=seed`` sees there."""
+    cdef int cap = max(state.max_chance_outcomes, 1)
+    cdef int n, i
+    cdef int* outs
+    cdef double* probs
+    if seed == 0:
+        raise ValueError("a determinized game needs a seed > 0")
+    if state.c_player() != CHANCE:
+        raise ValueError("fixed_outcome: the state is not a chance node")
+    outs = <int*>malloc(cap * sizeof(int))
+    probs = <double*>malloc(cap * sizeof(double))
+    if not outs or not probs:
+        free(outs)
+        free(probs)
+        raise MemoryError()
+    try:
+        n = state.c_chance(outs, probs)
+        i = _fixed_outcome(state.c_hash(), seed, probs, n)
+        return outs[i]
+    finally:
+        free(outs)
+        free(probs)
+
+
+cdef inline int8_t _sign(double x) noexcept nogil:
+    return 1 if x > 0.0 else (-1 if x < 0.0 else 0)
+
+
+cdef class BestFirstSearch:
+    """UBFM / UBFM_s / descent over any kernel; see the module docstring.
+
+    ``run`` blocks (holding the GIL but creating no Python object per node; the stopper
+    releases the GIL briefly at its clock polls). The table survives between runs when
+    ``params.keep_tree`` is set and the game is the same, so consecutive moves of a game
+    reuse the tree below the new root.
+    """
+    cdef Evaluator ev
+    cdef readonly TreeTable table
+    cdef readonly object params
+    cdef readonly int mode
+    cdef bint completion, resolution_stop, keep_tree
+    cdef int terminal_kind
+    cdef double max_plies
+    cdef uint64_t rng
+    cdef uint64_t det_seed
+    cdef object game_spec
+    cdef int cap
+    cdef int* acts
+    cdef double* probs
+    cdef double* vals
+    cdef double* evvals
+    cdef int* pend
+    cdef int8_t* term
+    cdef int64_t* path_node
+    cdef int32_t* path_child
+    cdef long long nodes, iterations
+    cdef int max_depth
+    cdef bint full
+    cdef double exploration
+    cdef double leaf_value
+
+    def __cinit__(self, *args, **kwargs):
+        self.cap = 0
+        self.path_node = <int64_t*>malloc(MAX_PATH * sizeof(int64_t))
+        self.path_child = <int32_t*>malloc(MAX_PATH * sizeof(int32_t))
+        if not self.path_node or not self.path_child:
+            raise MemoryError()
+
+    def __init__(self, Evaluator evaluator, params, str mode="ubfms"):
+        if mode not in _MODES:
+            raise ValueError(f"unknown best-first mode {mode!r}")
+        self.ev = evaluator
+        self.params = params
+        self.mode = _MODES[mode]
+        self.completion = params.completion
+        self.resolution_stop = params.resolution_stop
+        self.keep_tree = params.keep_tree
+        self.terminal_kind = TERMINAL_KINDS[params.terminal]
+        self.exploration = params.exploration
+        self.det_seed = getattr(params, "determinize_seed", 0)
+        self.table = None
+        self.game_spec = None
+
+    def __dealloc__(self):
+        self._free_buffers()
+        free(self.path_node)
+        free(self.path_child)
+
+    cdef void _free_buffers(self) noexcept:
+        free(self.acts)
+        free(self.probs)
+        free(self.vals)
+        free(self.evvals)
+        free(self.pend)
+        free(self.term)
+        self.acts = NULL
+        self.probs = NULL
+        self.vals = NULL
+        self.evvals = NULL
+        self.pend = NULL
+        self.term = NULL
+
+    def clear(self) -> None:
+        """Forgets the tree (a new game). Must not block."""
+        if self.table is not None:
+            self.table.c_clear()
+
+    cdef int _prepare(self, GameState state) except -1:
+        spec = getattr(state.game, "spec", None)
+        cdef int cap = max(state.max_actions, state.max_chance_outcomes, 1)
+        if self.table is None or spec != self.game_spec:
+            self.table = TreeTable(self.params.hash_mb)
+            self.game_spec = spec
+        elif not self.keep_tree:
+            self.table.c_clear()
+        if cap > self.cap:
+            self._free_buffers()
+            self.acts = <int*>malloc(cap * sizeof(int))
+            self.probs = <double*>malloc(cap * sizeof(double))
+            self.vals = <double*>malloc(cap * sizeof(double))
+            self.evvals = <double*>malloc(cap * sizeof(double))
+            self.pend = <int*>malloc(cap * sizeof(int))
+            self.term = <int8_t*>malloc(cap * sizeof(int8_t))
+            if not (self.acts and self.probs and self.vals and self.evvals and self.pend
+                    and self.term):
+                raise MemoryError()
+            self.cap = cap
+        self.max_plies = self.params.max_plies or state.game.max_game_length
+        return 0
+
+    # -- node values ---------------------------------------------------------------
+
+    cdef inline bint _better(self, Child* a, Child* b, int player) noexcept nogil:
+        """Whether child a is strictly better than b for ``player`` by (c, v)."""
+        if self.completion and a.c != b.c:
+            return a.c > b.c if player == 0 else a.c < b.c
+        return a.v > b.v if player == 0 else a.v < b.v
+
+    cdef int _best(self, Node* node) noexcept nogil:
+        """completed_best_action: best (c, v) for the side to move, then most visits."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best = 0
+        for i in range(1, node.nchild):
+            if self._better(&ch[i], &ch[best], node.player) or (
+                    not self._better(&ch[best], &ch[i], node.player) and ch[i].n > ch[best].n):
+                best = i
+        return best
+
+    cdef int _safest(self, Node* node) noexcept nogil:
+        """UBFM_s's safest action: best completion, then most visits, then best value."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best = 0, sgn = 1 if node.player == 0 else -1
+        for i in range(1, node.nchild):
+            if self.completion and ch[i].c != ch[best].c:
+                if sgn * ch[i].c > sgn * ch[best].c:
+                    best = i
+            elif ch[i].n != ch[best].n:
+                if ch[i].n > ch[best].n:
+                    best = i
+            elif sgn * ch[i].v > sgn * ch[best].v:
+                best = i
+        return best
+
+    cdef void _update(self, Node* node) noexcept nogil:
+        """Backs the children's (v, r, c) up into the node."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best
+        cdef bint all_r = True
+        cdef int8_t win
+        cdef double total
+        cdef int c_sum = 0
+        for i in range(node.nchild):
+            if not ch[i].r:
+                all_r = False
+        if node.player == CHANCE:
+            total = 0.0
+            for i in range(node.nchild):
+                total += ch[i].p * ch[i].v
+                c_sum += ch[i].c
+            node.v = <float>total
+            node.r = all_r
+            node.c = 0
+            if all_r and (c_sum == node.nchild or c_sum == -node.nchild):
+                node.c = ch[0].c
+            return
+        best = self._best(node)
+        win = 1 if node.player == 0 else -1
+        node.v = ch[best].v
+        node.c = ch[best].c
+        node.r = all_r or (ch[best].r and ch[best].c == win)
+
+    cdef int _select(self, Node* node) noexcept nogil:
+        """The child an iteration descends into (-1 if none is left to explore)."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best = -1
+        cdef double u, total = 0.0
+        if node.player == CHANCE:
+            for i in range(node.nchild):
+                if not (self.completion and ch[i].r):
+                    total += ch[i].p
+            if total <= 0.0:
+                return -1
+            u = _uniform(&self.rng) * total
+            for i in range(node.nchild):
+                if not (self.completion and ch[i].r):
+                    best = i
+                    u -= ch[i].p
+                    if u < 0.0:
+                        return i
+            return best
+        for i in range(node.nchild):
+            if self.completion and ch[i].r:
+                continue
+            # best_action_dual: the best value among unresolved children, ties to the
+            # least explored so that equal lines share the effort
+            if best < 0 or self._better(&ch[i], &ch[best], node.player) or (
+                    not self._better(&ch[best], &ch[i], node.player) and ch[i].n < ch[best].n):
+                best = i
+        return best
+
+    # -- expansion -----------------------------------------------------------------
+
+    cdef int64_t _expand(self, GameState s) except -2:
+        """Adds s (not terminal, not in the table) with every child valued: its index,
+        or -1 when the table is full."""
+        cdef int player = s.c_player()
+        cdef int n, i, npend = 0
+        cdef double gain
+        cdef Node* node
+        cdef Child* ch
+        cdef uint64_t key = s.c_hash()
+        if player == CHANCE:
+            n = s.c_chance(self.acts, self.probs)
+            if self.det_seed and n > 1:
+                i = _fixed_outcome(key, self.det_seed, self.probs, n)
+                self.acts[0] = self.acts[i]
+                self.probs[0] = 1.0
+                n = 1
+        else:
+            n = s.c_legal(self.acts)
+        if not self.table.c_has_room(n):
+            return -1
+        if self.mode == MODE_MCTS:
+            self.ev.c_add(s)        # the simulation's return, valued in the same batch
+        for i in range(n):
+            s.c_apply(self.acts[i])
+            self.nodes += 1
+            if s.c_terminal():
+                self.vals[i] = terminal_value(s, self.terminal_kind, self.max_plies)
+                self.term[i] = 2 + _sign(s.c_value())   # 1, 2, 3: resolved with c = -1, 0, 1
+            else:
+                self.ev.c_add(s)
+                self.pend[npend] = i
+                npend += 1
+                self.term[i] = 0
+            s.c_undo()
+        if self.mode == MODE_MCTS:
+            self.ev.c_flush(self.evvals)
+            self.leaf_value = self.evvals[0]
+            for i in range(npend):
+                self.vals[self.pend[i]] = self.evvals[i + 1]
+        elif npend:
+            self.ev.c_flush(self.evvals)
+            for i in range(npend):
+                self.vals[self.pend[i]] = self.evvals[i]
+        node = self.table.c_insert(key, n)
+        node.player = <int8_t>player
+        ch = &self.table.children[node.first]
+        for i in range(n):
+            ch[i].action = self.acts[i]
+            ch[i].v = <float>self.vals[i]
+            ch[i].p = <float>self.probs[i] if player == CHANCE else 0.0
+            ch[i].r = self.term[i] != 0
+            ch[i].c = self.term[i] - 2 if self.term[i] else 0
+        if self.mode == MODE_MCTS:
+            node.v = <float>self.leaf_value
+            self._resolve(node)
+        else:
+            self._update(node)
+        return node - self.table.nodes
+
+    # -- MCTS ------------------------------------------------------------------------
+
+    cdef void _resolve(self, Node* node) noexcept nogil:
+        """MCTS: resolution and completion from the children, leaving the mean alone."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best
+        cdef bint all_r = True
+        cdef int8_t win = 1 if node.player == 0 else -1
+        for i in range(node.nchild):
+            if not ch[i].r:
+                all_r = False
+        node.r = 0
+        node.c = 0
+        if node.player == CHANCE:
+            if all_r:
+                self._update(node)      # exact when every outcome is
+            return
+        best = self._best(node)
+        if all_r or (ch[best].r and ch[best].c == win):
+            node.r = 1
+            node.c = ch[best].c
+            node.v = ch[best].v
+
+    cdef int _select_uct(self, Node* node) noexcept nogil:
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best = -1
+        cdef double score, top = -INFINITY, q
+        cdef double log_n = log(node.n + 1.0)
+        if node.player == CHANCE:
+            return self._select(node)
+        for i in range(node.nchild):
+            if self.completion and ch[i].r:
+                continue
+            q = ch[i].v if node.player == 0 else -ch[i].v
+            score = q + self.exploration * sqrt(log_n / (ch[i].n + 1.0))
+            if score > top:
+                top = score
+                best = i
+        return best
+
+    # -- one iteration -------------------------------------------------------------
+
+    cdef int _iteration(self, GameState s) except -1:
+        cdef int depth = 0, k
+        cdef int64_t idx
+        cdef Node* node
+        cdef Child* ch
+        cdef float v = 0.0
+        cdef int8_t r = 0, c = 0
+        cdef bint leaf_set = False
+        while True:
+            if s.c_terminal():
+                v = <float>terminal_value(s, self.terminal_kind, self.max_plies)
+                r = 1
+                c = _sign(s.c_value())
+                break
+            idx = self.table.c_find_index(s.c_hash())
+            if idx < 0:
+                idx = self._expand(s)
+                if idx < 0:
+                    # full: the parent's record of this child stays as it was
+                    self.full = True
+                    if depth == 0:
+                        return 0
+                    ch = &self.table.children[self.table.nodes[self.path_node[depth - 1]].first
+                                              + self.path_child[depth - 1]]
+                    v, r, c = ch.v, ch.r, ch.c
+                    break
+                if self.mode != MODE_DESCENT:
+                    node = &self.table.nodes[idx]
+                    v, r, c = node.v, node.r, node.c
+                    if self.mode == MODE_MCTS and not node.r:
+                        v = <float>self.leaf_value
+                    break
+            node = &self.table.nodes[idx]
+            if depth > 0 and node.r and self.completion:
+                v, r, c = node.v, node.r, node.c
+                break
+            if depth >= MAX_PATH - 1:
+                k = -1
+            elif self.mode == MODE_MCTS:
+                k = self._select_uct(node)
+            else:
+                k = self._select(node)
+            if k < 0:
+                v, r, c = node.v, node.r, node.c
+                break
+            self.path_node[depth] = idx
+            self.path_child[depth] = k
+            s.c_apply(self.table.children[node.first + k].action)
+            self.nodes += 1
+            depth += 1
+        if depth > self.max_depth:
+            self.max_depth = depth
+        if self.mode == MODE_MCTS:
+            self._backup_mcts(s, depth, v, r, c)
+            return 0
+        while depth > 0:
+            depth -= 1
+            s.c_undo()
+            node = &self.table.nodes[self.path_node[depth]]
+            ch = &self.table.children[node.first + self.path_child[depth]]
+            ch.v = v
+            ch.r = r
+            ch.c = c
+            ch.n += 1
+            node.n += 1
+            self._update(node)
+            v, r, c = node.v, node.r, node.c
+        return 0
+
+    cdef void _backup_mcts(self, GameState s, int depth, float x, int8_t r, int8_t c) noexcept:
+        """Running means of the simulation's return x; exact values where solved."""
+        cdef Node* node
+        cdef Child* ch
+        while depth > 0:
+            depth -= 1
+            s.c_undo()
+            node = &self.table.nodes[self.path_node[depth]]
+            ch = &self.table.children[node.first + self.path_child[depth]]
+            ch.n += 1
+            if r:
+                ch.v = x
+                ch.r = 1
+                ch.c = c
+            else:
+                # the prior counts as one visit
+                ch.v += (x - ch.v) / (ch.n + 1.0)
+            node.n += 1
+            node.v += (x - node.v) / (node.n + 1.0)
+            self._resolve(node)
+            r = node.r
+            c = node.c
+            if r:
+                x = node.v
+
+    # -- memory --------------------------------------------------------------------
+
+    cdef void _mark(self, GameState s, int depth, int threshold,
+                    int64_t* kept_nodes, int64_t* kept_children) noexcept:
+        cdef int64_t idx = self.table.c_find_index(s.c_hash())
+        cdef Node* node
+        cdef int k, nchild
+        cdef int64_t first
+        if idx < 0:
+            return
+        node = &self.table.nodes[idx]
+        if node.mark or (depth > 0 and node.n < threshold):
+            return
+        node.mark = 1
+        kept_nodes[0] += 1
+        kept_children[0] += node.nchild
+        if depth >= GC_MAX_DEPTH:
+            return
+        first = node.first
+        nchild = node.nchild
+        for k in range(nchild):
+            s.c_apply(self.table.children[first + k].action)
+            if not s.c_terminal():
+                self._mark(s, depth + 1, threshold, kept_nodes, kept_children)
+            s.c_undo()
+
+    cdef bint _collect_garbage(self, GameState root) noexcept:
+        """Keeps the tree below ``root``, dropping its least visited nodes until at most
+        half of the table is used. False when even the root cannot be kept with room."""
+        cdef int threshold = 0
+        cdef int64_t kept_nodes, kept_children, i
+        while True:
+            kept_nodes = 0
+            kept_children = 0
+            self._mark(root, 0, threshold, &kept_nodes, &kept_children)
+            if (2 * kept_nodes <= self.table.max_nodes
+                    and 2 * (kept_nodes * sizeof(Node) + kept_children * sizeof(Child))
+                    <= self.table.arena_children * sizeof(Child)) or threshold > (1 << 28):
+                break
+            for i in range(self.table.n_nodes):
+                self.table.nodes[i].mark = 0
+            threshold = 1 if threshold == 0 else 2 * threshold
+        self.table.c_compact()
+        return self.table.c_has_room(self.cap)
+
+    # -- the search ----------------------------------------------------------------
+
+    def run(self, GameState state, Stopper stopper) -> dict:
+        """Searches until the stopper fires or the root is resolved. Blocks."""
+        cdef Node* root
+        cdef int64_t ridx
+        cdef int best
+        if state.c_terminal():
+            raise ValueError("cannot search a terminal state")
+        self.ev.c_discard()
+        self._prepare(state)
+        self.nodes = 0
+        self.iterations = 0
+        self.max_depth = 0
+        self.full = False
+        self.rng = <uint64_t>self.params.seed ^ state.c_hash()
+        if self.table.c_usage() > 0.5:
+            self._collect_garbage(state)
+        stopper.c_start()
+        while True:
+            ridx = self.table.c_find_index(state.c_hash())
+            if ridx >= 0 and self.table.nodes[ridx].r and (
+                    self.resolution_stop or self.completion):
+                stopper.c_finish(STOP_RESOLVED)
+                break
+            if self.iterations > 0 and stopper.c_check(self.nodes, self.iterations):
+                break
+            self._iteration(state)
+            self.iterations += 1
+            if self.full:
+                self.full = False
+                if not self._collect_garbage(state):
+                    stopper.c_finish(STOP_MEMORY)
+                    break
+        ridx = self.table.c_find_index(state.c_hash())
+        if ridx < 0:
+            raise MemoryError(f"hash_mb={self.params.hash_mb} cannot hold the root's children")
+        root = &self.table.nodes[ridx]
+        # once the root is solved its children's values are exact: the best action is
+        # then the safest one too, whatever the visit counts say
+        if root.r or self.mode in (MODE_UBFM, MODE_DESCENT):
+            best = self._best(root)
+        else:
+            best = self._safest(root)          # UBFM_s; MCTS's robust child
+        return {
+            "action": self.table.children[root.first + best].action,
+            "value": float(root.v),
+            "pv": self._pv(state, best),
+            "nodes": self.nodes,
+            "iterations": self.iterations,
+            "depth": self.max_depth,
+            "resolved": bool(root.r),
+            "children": self._children(root),
+        }
+
+    cdef list _children(self, Node* node):
+        cdef Child* ch = &self.table.children[node.first]
+        return [(ch[i].action, float(ch[i].v), ch[i].n, bool(ch[i].r))
+                for i in range(node.nchild)]
+
+    cdef list _pv(self, GameState s, int first_choice):
+        """The principal variation: the decision, then best actions (the most visited
+        outcome at chance nodes) while the line stays in the table."""
+        pv = []
+        cdef int64_t idx = self.table.c_find_index(s.c_hash())
+        cdef Node* node
+        cdef Child* ch
+        cdef int k, i, applied = 0
+        while idx >= 0 and applied < 64:
+            node = &self.table.nodes[idx]
+            if applied == 0:
+                k = first_choice
+            elif node.player == CHANCE:
+                ch = &self.table.children[node.first]
+                k = 0
+                for i in range(1, node.nchild):
+                    if ch[i].n > ch[k].n:
+                        k = i
+            else:
+                k = self._best(node)
+            pv.append(self.table.children[node.first + k].action)
+            s.c_apply(self.table.children[node.first + k].action)
+            applied += 1
+            if s.c_terminal():
+                break
+            idx = self.table.c_find_index(s.c_hash())
+        for i in range(applied):
+            s.c_undo()
+        return pv
+
+    # -- Rminimax ------------------------------------------------------------------
+
+    cdef double _soft_value(self, GameState s, double theta, int depth,
+                            double* memo) noexcept:
+        """Soft (randomised) minimax value of a stored node, log-space: the side to move
+        chooses child a with probability proportional to exp(+-theta v(a)) under a
+        uniform reference policy, so V = +-(1/theta) log mean exp(+-theta V(a)).
+        ``memo`` (NaN = not yet computed) makes transpositions cost one visit."""
+        cdef int64_t idx = self.table.c_find_index(s.c_hash())
+        cdef Node* node
+        cdef int k, nchild, sgn
+        cdef int64_t first
+        cdef double m, acc, x
+        cdef double* vs
+        if idx < 0:
+            return INFINITY   # caller falls back to the stored child value
+        if memo[idx] == memo[idx]:
+            return memo[idx]
+        node = &self.table.nodes[idx]
+        first = node.first
+        nchild = node.nchild
+        if depth >= GC_MAX_DEPTH:
+            return node.v
+        vs = <double*>malloc(nchild * sizeof(double))
+        if vs == NULL:
+            return node.v
+        for k in range(nchild):
+            # every stored subtree is re-valued softly, solved ones included: a solved
+            # line's soft value still reflects the randomised play below it
+            vs[k] = self.table.children[first + k].v
+            s.c_apply(self.table.children[first + k].action)
+            if not s.c_terminal():
+                x = self._soft_value(s, theta, depth + 1, memo)
+                if x != INFINITY:
+                    vs[k] = x
+            s.c_undo()
+        if node.player == CHANCE:
+            acc = 0.0
+            for k in range(nchild):
+                acc += self.table.children[first + k].p * vs[k]
+        else:
+            sgn = 1 if node.player == 0 else -1
+            m = -INFINITY
+            for k in range(nchild):
+                if sgn * theta * vs[k] > m:
+                    m = sgn * theta * vs[k]
+            acc = 0.0
+            for k in range(nchild):
+                acc += exp(sgn * theta * vs[k] - m)
+            acc = sgn * (m + log(acc / nchild)) / theta
+        free(vs)
+        memo[idx] = acc
+        return acc
+
+    def rminimax_policy(self, GameState state, double theta) -> list:
+        """[(action, probability)] of the randomised minimax policy at the root of the
+        last search, for inverse temperature theta > 0 (large: the minimax move; small:
+        close to uniform). Children's values are the soft values of their subtrees.
+        Blocks (one pass over the stored tree)."""
+        cdef int64_t idx, i
+        cdef Node* node
+        cdef int k, nchild, sgn
+        cdef int64_t first
+        cdef double x, m
+        cdef double* memo
+        if not theta > 0:
+            raise ValueError("theta must be > 0")
+        if self.table is None:
+            raise ValueError("no search has been run")
+        idx = self.table.c_find_index(state.c_hash())
+        if idx < 0:
+            raise ValueError("the state is not the root of a search in the table")
+        node = &self.table.nodes[idx]
+        if node.player == CHANCE:
+            raise ValueError("the root is a chance node: there is no move to choose")
+        first = node.first
+        nchild = node.nchild
+        sgn = 1 if node.player == 0 else -1
+        memo = <double*>malloc(self.table.n_nodes * sizeof(double))
+        if memo == NULL:
+            raise MemoryError()
+        for i in range(self.table.n_nodes):
+            memo[i] = NAN
+        values = []
+        try:
+            for k in range(nchild):
+                x = self.table.children[first + k].v
+                state.c_apply(self.table.children[first + k].action)
+                if not state.c_terminal():
+                    soft = self._soft_value(state, theta, 1, memo)
+                    if soft != INFINITY:
+                        x = soft
+                state.c_undo()
+                values.append(x)
+        finally:
+            free(memo)
+        m = max(sgn * theta * x for x in values)
+        weights = [exp(sgn * theta * x - m) for x in values]
+        total = sum(weights)
+        return [(self.table.children[first + k].action, weights[k] / total)
+                for k in range(nchild)]
+
+
+    # -- tree learning -------------------------------------------------------------
+
+    cdef int _emit(self, GameState s, float v, bint r, list syms, list out) except -1:
+        """Appends the encodings of s (one per symmetry) to out = [planes, values, solved,
+        count], doubling the arrays when full."""
+        cdef float[:, :, :, ::1] view
+        cdef int k, count
+        for k in range(len(syms)):
+            count = out[3]
+            if count >= out[0].shape[0]:
+                for m in range(3):
+                    out[m] = np.concatenate([out[m], np.zeros_like(out[m])])
+            view = out[0]
+            s.c_encode(&view[count, 0, 0, 0], syms[k])
+            out[1][count] = -v if s.c_sym_swaps_colours(syms[k]) else v
+            out[2][count] = r
+            out[3] = count + 1
+        return 0
+
+    def learning_data(self, GameState root, int limit=1000000, bint terminals=True,
+                      symmetries=None):
+        """Tree learning (Descent): every state of the stored tree below ``root``, with
+        its value v(s) in player 0's view, and (``terminals``) the terminal states the
+        search reached with their terminal values. Returns (planes float32
+        (n, planes, H, W), values float32 (n,), resolved bool (n,)); with ``symmetries``
+        (a list of symmetry ids) each state is encoded once per symmetry, values negated
+        for the colour-swapping ones. At most ``limit`` rows. Blocks; the state is
+        restored."""
+        cdef list syms = [0] if symmetries is None else list(symmetries)
+        cdef int sym, top = 0, k
+        cdef int64_t idx, i
+        cdef Node* node
+        cdef Child* ch
+        cdef set terminal_seen = set()
+        for sym in syms:
+            if not 0 <= sym < root.num_symmetries:
+                raise ValueError(f"symmetry {sym} out of range")
+        if self.table is None:
+            raise ValueError("no search has been run")
+        shape = (root.num_planes, root.height, root.width)
+        cdef list out = [np.zeros((64 * len(syms),) + shape, dtype=np.float32),
+                         np.zeros(64 * len(syms), dtype=np.float32),
+                         np.zeros(64 * len(syms), dtype=np.bool_), 0]
+        idx = self.table.c_find_index(root.c_hash())
+        if idx < 0:
+            return out[0][:0], out[1][:0], out[2][:0]
+        cdef unsigned char* seen = <unsigned char*>malloc(self.table.n_nodes + 1)
+        cdef int64_t* stack_node = <int64_t*>malloc(GC_MAX_DEPTH * sizeof(int64_t))
+        cdef int* stack_next = <int*>malloc(GC_MAX_DEPTH * sizeof(int))
+        if seen == NULL or stack_node == NULL or stack_next == NULL:
+            free(seen)
+            free(stack_node)
+            free(stack_next)
+            raise MemoryError()
+        for i in range(self.table.n_nodes):
+            seen[i] = 0
+        try:
+            # iterative DFS: stack_node[d] is the node at depth d (d moves applied),
+            # stack_next[d] the next child to visit from it
+            seen[idx] = 1
+            self._emit(root, self.table.nodes[idx].v, self.table.nodes[idx].r, syms, out)
+            stack_node[0] = idx
+            stack_next[0] = 0
+            while top >= 0 and out[3] < limit:
+                node = &self.table.nodes[stack_node[top]]
+                if stack_next[top] >= node.nchild or top >= GC_MAX_DEPTH - 1:
+                    top -= 1
+                    if top >= 0:
+                        root.c_undo()
+                    continue
+                ch = &self.table.children[node.first + stack_next[top]]
+                stack_next[top] += 1
+                root.c_apply(ch.action)
+                if root.c_terminal():
+                    key = root.c_hash()
+                    if terminals and key not in terminal_seen:
+                        terminal_seen.add(key)
+                        self._emit(root, ch.v, True, syms, out)
+                    root.c_undo()
+                    continue
+                idx = self.table.c_find_index(root.c_hash())
+                if idx < 0 or seen[idx]:
+                    root.c_undo()
+                    continue
+                seen[idx] = 1
+                self._emit(root, self.table.nodes[idx].v, self.table.nodes[idx].r, syms, out)
+                top += 1
+                stack_node[top] = idx
+                stack_next[top] = 0
+            while top > 0:
+                top -= 1
+                root.c_undo()
+        finally:
+            free(seen)
+            free(stack_node)
+            free(stack_next)
+        n = min(out[3], limit)
+        return out[0][:n], out[1][:n], out[2][:n]

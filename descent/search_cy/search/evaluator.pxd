@@ -1,0 +1,38 @@
+# cython: language_level=3
+"""The evaluator seam: what a search calls to value non-terminal states.
+
+A search queues the states it wants valued with ``c_add`` (typically every non-terminal
+child of the node it expands) and then calls ``c_flush`` once: a heuristic evaluator has
+already computed each value in C, a network evaluator encodes every queued state into one
+float32 buffer and makes one Python call for the whole batch. Values are in player 0's
+view, within [lo, hi] (the declared bounds Star1/Star2 prune with).
+"""
+from descent.search_cy.games.state cimport GameState
+
+
+cdef class Evaluator:
+    cdef readonly double lo, hi          # declared bounds of every value returned
+    cdef readonly long long positions    # states valued so far
+    cdef readonly long long batches      # c_flush calls that valued at least one state
+    cdef int n_pending
+    cdef int capacity
+    cdef double* pending                 # values of queued states (heuristic evaluators)
+
+    cdef int c_reserve(self, int n) except -1
+    cdef int c_add(self, GameState s) except -1
+    cdef int c_flush(self, double* out) except -1
+    cdef void c_discard(self) noexcept
+    cdef double c_eval(self, GameState s) except? -1e300
+
+
+cdef class HeuristicEvaluator(Evaluator):
+    """Subclasses implement c_heuristic, called without the GIL."""
+    cdef double c_heuristic(self, GameState s) noexcept nogil
+
+
+cdef class BatchEvaluator(Evaluator):
+    cdef object fn                       # callable: float32 array (n, planes, H, W) -> n values
+    cdef object buffer                   # numpy float32 (capacity, planes, H, W)
+    cdef float[:, :, :, ::1] view
+    cdef readonly int symmetry
+    cdef int planes, height, width

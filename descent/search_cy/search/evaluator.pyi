@@ -1,0 +1,33 @@
+"""Type stubs of evaluator.pyx."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.search_cy.games.state import GameState
+
+class Evaluator:
+    lo: float
+    hi: float
+    positions: int
+    batches: int
+    def evaluate(self, states: Iterable[GameState]) -> npt.NDArray[np.float64]: ...
+    @property
+    def bounds(self) -> tuple[float, float]: ...
+
+class HeuristicEvaluator(Evaluator): ...
+class ZeroEvaluator(HeuristicEvaluator): ...
+
+class BatchEvaluator(Evaluator):
+    symmetry: int
+    def __init__(
+        self,
+        fn: Callable[[npt.NDArray[np.float32]], Any],
+        prototype: GameState,
+        capacity: int = 256,
+        symmetry: int = 0,
+        lo: float = -1.0,
+        hi: float = 1.0,
+    ) -> None: ...

@@ -1,0 +1,167 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Evaluators: heuristic (C, no GIL) and batch (one Python call per expanded node)."""
+from libc.stdlib cimport realloc, free
+
+import numpy as np
+
+from descent.search_cy.games.state cimport GameState
+
+
+cdef class Evaluator:
+    """Values non-terminal states in player 0's view, within [lo, hi].
+
+    Searches call the C methods; ``evaluate`` is the Python entry point (tests, tools).
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.lo = -1.0
+        self.hi = 1.0
+        self.pending = NULL
+        self.capacity = 0
+        self.n_pending = 0
+
+    def __dealloc__(self):
+        free(self.pending)
+
+    cdef int c_reserve(self, int n) except -1:
+        cdef double* grown
+        if n <= self.capacity:
+            return 0
+        grown = <double*>realloc(self.pending, n * sizeof(double))
+        if grown == NULL:
+            raise MemoryError()
+        self.pending = grown
+        self.capacity = n
+        return 0
+
+    cdef int c_add(self, GameState s) except -1:
+        raise NotImplementedError(f"{type(self).__name__} does not implement c_add")
+
+    cdef int c_flush(self, double* out) except -1:
+        raise NotImplementedError(f"{type(self).__name__} does not implement c_flush")
+
+    cdef void c_discard(self) noexcept:
+        """Drops the queued states: a search whose batch was cut short by an error
+        starts its next run with an empty queue (a stale queue would flush more values
+        than the caller's buffer holds)."""
+        self.n_pending = 0
+
+    cdef double c_eval(self, GameState s) except? -1e300:
+        cdef double v
+        self.c_add(s)
+        self.c_flush(&v)
+        return v
+
+    def evaluate(self, states) -> np.ndarray:
+        """Values (float64, player 0's view) of non-terminal states, in one batch. Blocks."""
+        cdef GameState s
+        states = list(states)
+        out = np.empty(len(states), dtype=np.float64)
+        cdef double[::1] o = out
+        for s in states:
+            if s.c_terminal():
+                raise ValueError("evaluators value non-terminal states only")
+        try:
+            for s in states:
+                self.c_add(s)
+        except BaseException:
+            self.c_discard()
+            raise
+        if len(states):
+            self.c_flush(&o[0])
+        return out
+
+    @property
+    def bounds(self) -> tuple:
+        return (self.lo, self.hi)
+
+
+cdef class HeuristicEvaluator(Evaluator):
+    """Base of the C heuristics: c_add values the state at once, without the GIL."""
+
+    cdef double c_heuristic(self, GameState s) noexcept nogil:
+        return 0.0
+
+    cdef int c_add(self, GameState s) except -1:
+        if self.n_pending >= self.capacity:
+            self.c_reserve(2 * self.capacity + 64)
+        self.pending[self.n_pending] = self.c_heuristic(s)
+        self.n_pending += 1
+        return 0
+
+    cdef int c_flush(self, double* out) except -1:
+        cdef int i
+        for i in range(self.n_pending):
+            out[i] = self.pending[i]
+        if self.n_pending:
+            self.positions += self.n_pending
+            self.batches += 1
+        self.n_pending = 0
+        return 0
+
+
+cdef class ZeroEvaluator(HeuristicEvaluator):
+    """Values every state 0: the knowledge-free leaf (searches then rely on terminals)."""
+    pass
+
+
+cdef class BatchEvaluator(Evaluator):
+    """Encodes queued states into one float32 buffer and calls ``fn`` once per flush.
+
+    ``fn(batch)`` receives a float32 array of shape (n, planes, height, width), a view of
+    the evaluator's own buffer valid only during the call, and returns n values in player
+    0's view (any array-like of floats). ``symmetry`` selects the kernel's input symmetry;
+    a colour-swapping symmetry negates the returned values back into player 0's view.
+    """
+
+    def __init__(self, fn, GameState prototype, int capacity=256, int symmetry=0,
+                 double lo=-1.0, double hi=1.0):
+        if not callable(fn):
+            raise TypeError("fn must be callable")
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        if not 0 <= symmetry < prototype.num_symmetries:
+            raise ValueError(f"symmetry {symmetry} out of range 0..{prototype.num_symmetries - 1}")
+        if not lo < hi:
+            raise ValueError("bounds need lo < hi")
+        self.fn = fn
+        self.planes = prototype.num_planes
+        self.height = prototype.height
+        self.width = prototype.width
+        self.symmetry = symmetry
+        self.lo = lo
+        self.hi = hi
+        self._grow(capacity)
+
+    def _grow(self, int capacity):
+        fresh = np.zeros((capacity, self.planes, self.height, self.width), dtype=np.float32)
+        if self.buffer is not None and self.n_pending:
+            fresh[:self.n_pending] = self.buffer[:self.n_pending]
+        self.buffer = fresh
+        self.view = fresh
+        self.c_reserve(capacity)
+
+    cdef int c_add(self, GameState s) except -1:
+        if self.n_pending >= self.capacity:
+            self._grow(2 * self.capacity)
+        if s.num_planes != self.planes or s.height != self.height or s.width != self.width:
+            raise ValueError("state encoding shape differs from the evaluator's")
+        s.c_encode(&self.view[self.n_pending, 0, 0, 0], self.symmetry)
+        self.pending[self.n_pending] = -1.0 if s.c_sym_swaps_colours(self.symmetry) else 1.0
+        self.n_pending += 1
+        return 0
+
+    cdef int c_flush(self, double* out) except -1:
+        cdef int i, n = self.n_pending
+        if n == 0:
+            return 0
+        self.n_pending = 0
+        values = np.asarray(self.fn(self.buffer[:n]), dtype=np.float64).reshape(-1)
+        if values.shape[0] != n:
+            raise ValueError(f"evaluator function returned {values.shape[0]} values for {n} states")
+        cdef double[::1] v = np.ascontiguousarray(values)
+        for i in range(n):
+            out[i] = v[i] * self.pending[i]
+        self.positions += n
+        self.batches += 1
+        return 0

@@ -1,0 +1,29 @@
+"""Type stubs of expectimax.pyx."""
+
+from typing import Any
+
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams
+from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.stopper import Stopper
+from descent.search_cy.search.ttable import TranspositionTable
+
+class Expectiminimax:
+    evaluator: Evaluator
+    heuristic_path: bool
+    params: SearchParams
+    tt: TranspositionTable
+    use_tt: bool
+    exact_depth: bool
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        params: SearchParams | None = None,
+        *,
+        use_tt: bool = True,
+        exact_depth: bool = False,
+    ) -> None: ...
+    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def clear(self) -> None: ...
+    @property
+    def bounds(self) -> tuple[float, float]: ...

@@ -1,0 +1,227 @@
+"""``descent bench search``: search speed per game and search, with heuristic leaves.
+
+Each search runs a fixed iteration budget (expectiminimax: a fixed depth) on a fixed set of
+positions, so the node counts are deterministic: their sum is the bench signature, which
+changes only when search behaviour changes (as Stockfish's bench). Nodes are states
+applied by the search; nodes per second divide them by the wall time.
+
+Two further measurements:
+- EinStein expectiminimax next to OpenSpiel's Python ``expectiminimax`` on the same
+  positions and depth (when open-spiel is installed);
+- the share of a best-first search's time spent outside the evaluator when the evaluator
+  is a network-sized batch call (a NumPy stand-in costing about what a small CPU value
+  network costs per batch), which says whether search or evaluation is the bottleneck;
+- for the dice games, how expectiminimax batches such an evaluator (calls, positions a
+  call), since a network's per-call cost dominates at small batches.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.sampling import random_action
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.evaluator import BatchEvaluator
+from descent.search_cy.search.stopper import Stopper
+
+GAMES = {
+    "hex": ("hex(size=11)", 8),
+    "einstein": ("einstein", 20),
+    "dicechess": ("dicechess", 16),
+}
+BEST_FIRST = ("ubfm", "ubfms", "descent", "mcts")
+# descent iterations run to the end of the game: far fewer of them for the same work
+ITERATIONS = {"hex": 300, "einstein": 60000, "dicechess": 30000}
+DESCENT_ITERATIONS = {"hex": 15, "einstein": 6000, "dicechess": 1500}
+EMM_DEPTH = {"hex": 2, "einstein": 6, "dicechess": 4}
+
+
+@dataclass
+class Row:
+    game: str
+    search: str
+    positions: int
+    nodes: int
+    seconds: float
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+
+def positions(game: str, count: int = 4, seed: int = 1) -> list[GameState]:
+    """Fixed positions: seeded random plies from the start, stopping at player nodes."""
+    spec, plies = GAMES[game]
+    rng = random.Random(seed)
+    out: list[GameState] = []
+    while len(out) < count:
+        state = make_game(spec).new_initial_state()
+        for _ in range(plies):
+            state.apply_action(random_action(state, rng))
+            if state.is_terminal():
+                break
+        while not state.is_terminal() and state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+        if not state.is_terminal():
+            out.append(state)
+    return out
+
+
+def _searches() -> list[str]:
+    names = list(BEST_FIRST)
+    if importlib.util.find_spec("descent.search_cy.search.expectimax") is not None:
+        names.append("expectiminimax")
+    return names
+
+
+def bench_game(game: str, searches: list[str] | None = None) -> list[Row]:
+    rows = []
+    states = positions(game)
+    for name in searches or _searches():
+        nodes = 0
+        elapsed = 0.0
+        for state in states:
+            if name == "expectiminimax":
+                params = SearchParams(hash_mb=32, max_depth=EMM_DEPTH[game])
+                stopper = Stopper(iterations=EMM_DEPTH[game])
+            else:
+                params = SearchParams(hash_mb=64)
+                budget = DESCENT_ITERATIONS if name == "descent" else ITERATIONS
+                stopper = Stopper(iterations=budget[game])
+            search = make_search(name, heuristic_for(state), params)
+            result = search.run(state, stopper)
+            nodes += result.nodes
+            elapsed += result.time
+        rows.append(Row(game, name, len(states), nodes, elapsed))
+    return rows
+
+
+def _network_stand_in(width: int) -> Any:
+    """A NumPy function costing about what a small CPU value network costs per batch."""
+    rng = np.random.default_rng(0)
+    hidden = None
+
+    def fn(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        nonlocal hidden
+        flat = batch.reshape(len(batch), -1)
+        if hidden is None:
+            hidden = rng.standard_normal((flat.shape[1], width)).astype(np.float32) * 0.01
+        out: npt.NDArray[np.float32] = np.tanh(np.tanh(flat @ hidden).sum(axis=1) * 0.01)
+        return out
+    return fn
+
+
+def evaluator_share(seconds: float = 2.0, width: int = 4096) -> dict[str, float]:
+    """Hex 11 UBFM_s with a network-sized batch evaluator: time inside vs outside it."""
+    state = make_game("hex(size=11)").new_initial_state()
+    inner = _network_stand_in(width)
+    spent = [0.0]
+
+    def timed(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        start = time.perf_counter()
+        out: npt.NDArray[np.float32] = inner(batch)
+        spent[0] += time.perf_counter() - start
+        return out
+
+    evaluator = BatchEvaluator(timed, state)
+    search = make_search("ubfms", evaluator, SearchParams(hash_mb=64))
+    result = search.run(state, Stopper(time=seconds))
+    total = result.time
+    return {"seconds": total, "evaluator_seconds": spent[0],
+            "outside_share": (total - spent[0]) / total if total else 0.0,
+            "positions_per_second": result.evaluations / total if total else 0.0,
+            "iterations": result.iterations}
+
+
+# expectiminimax depths for the batch measurement (about a second each)
+BATCH_DEPTH = {"einstein": 4, "dicechess": 3}
+
+
+def emm_batches(game: str, width: int = 256) -> dict[str, float] | None:
+    """Dice-game expectiminimax with a network-sized batch evaluator on the bench
+    positions at a fixed depth: network calls, positions per call and time. A frontier
+    chance node values all its outcomes' moves in one call, so the calls are few and
+    large, which is what a network's per-call cost wants."""
+    if game not in BATCH_DEPTH or importlib.util.find_spec(
+            "descent.search_cy.search.expectimax") is None:
+        return None
+    inner = _network_stand_in(width)
+    sizes: list[int] = []
+
+    def counted(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        sizes.append(len(batch))
+        out: npt.NDArray[np.float32] = inner(batch)
+        return out
+
+    depth = BATCH_DEPTH[game]
+    total = 0.0
+    for state in positions(game):
+        search = make_search("expectiminimax", BatchEvaluator(counted, state),
+                             SearchParams(hash_mb=32, max_depth=depth))
+        total += search.run(state, Stopper(iterations=depth)).time
+    calls = len(sizes)
+    return {"depth": depth, "calls": calls, "positions": sum(sizes),
+            "positions_per_call": sum(sizes) / calls if calls else 0.0,
+            "largest_call": max(sizes, default=0), "seconds": total}
+
+
+def openspiel_comparison(seconds: float) -> list[dict[str, Any]] | None:
+    try:
+        from descent.search_cy.search.bench_emm import bench_expectiminimax
+    except ImportError:
+        return None
+    try:
+        rows: list[dict[str, Any]] = bench_expectiminimax(seconds)
+    except ImportError:
+        return None
+    return rows
+
+
+def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -> int:
+    names = [game] if game else list(GAMES)
+    for name in names:
+        if name not in GAMES:
+            raise ValueError(f"no search benchmark for {name!r} (known: {', '.join(GAMES)})")
+    rows = [row for name in names for row in bench_game(name)]
+    signature = sum(r.nodes for r in rows)
+    share = evaluator_share(seconds * 2) if game in (None, "hex") else None
+    emm = openspiel_comparison(seconds) if game in (None, "einstein") else None
+    batches = {name: b for name in names if (b := emm_batches(name)) is not None}
+    if as_json:
+        print(json.dumps({"suite": "search", "signature": signature,
+                          "rows": [{**asdict(r), "nps": r.nps} for r in rows],
+                          "evaluator_share": share, "einstein_vs_openspiel": emm,
+                          "expectiminimax_batches": batches}))
+        return 0
+    print(f"{'game':<10} {'search':<15} {'positions':>9} {'nodes':>12} {'seconds':>8} "
+          f"{'nodes/s':>12}")
+    for r in rows:
+        print(f"{r.game:<10} {r.search:<15} {r.positions:>9} {r.nodes:>12,} {r.seconds:>8.3f} "
+              f"{r.nps:>12,.0f}")
+    if share:
+        print(f"\nhex 11 ubfms with a network-sized batch evaluator: "
+              f"{share['outside_share']:.1%} of the time outside the evaluator "
+              f"({share['positions_per_second']:,.0f} positions/s, "
+              f"{share['iterations']:,.0f} iterations in {share['seconds']:.2f} s)")
+    for name, b in batches.items():
+        print(f"\n{name} expectiminimax depth {b['depth']} with a network-sized batch "
+              f"evaluator: {b['calls']:,} calls, {b['positions_per_call']:.1f} positions a "
+              f"call (largest {b['largest_call']}), {b['seconds']:.2f} s")
+    if emm:
+        print("\neinstein expectiminimax vs OpenSpiel (same positions and depth):")
+        for row in emm:
+            print("  " + ", ".join(f"{k}={v:,.3f}" if isinstance(v, float) else f"{k}={v}"
+                                   for k, v in row.items()))
+    print(f"\nsignature: {signature}")
+    return 0

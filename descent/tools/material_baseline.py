@@ -1,0 +1,115 @@
+"""The dice-chess study's best agent as a baseline: depth-2 expectiminimax over material.
+
+The study's strongest player searched two plies (its move, the opponent's die, the
+opponent's reply) and valued the leaves by material alone. Here that player is our
+expectiminimax (``max_depth=2``, the depth counting player plies, chance nodes in
+between averaged exactly) over a material evaluator that reads the network input planes
+(one plane per colour and piece kind, nets.encoding): pawn 1, knight 3, bishop 3, rook 5,
+queen 9; the king is not counted, its capture ends the game and the search values that
+terminal state as a win. The difference is divided by 64, so that every reachable value
+(promotions included) stays inside (-1, 1) and expectations over dice are expectations
+of material, unchanged by any squashing.
+
+Matches are in process, in pairs with the colours reversed and the same dice
+(nets.learn.evaluation):
+
+    python -m descent.tools.material_baseline --model nets/shipped/dicechess-....dnet --tc 0.1
+    python -m descent.tools.material_baseline --player heuristic --tc 0.1  # the C heuristic's score
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.nets.learn.evaluation import SearchPlayer, paired_matches
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams
+from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator
+
+# pawn, knight, bishop, rook, queen: planes 0-4 (White) and 6-10 (Black) of the encoding
+PIECE_VALUES = np.array([1.0, 3.0, 3.0, 5.0, 9.0], dtype=np.float32)
+WHITE_PLANES = slice(0, 5)
+BLACK_PLANES = slice(6, 11)
+SCALE = 64.0
+BOUND = 0.99
+GAME = "dicechess"
+
+
+def material_values(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """White's material minus Black's, / 64, clipped to [-0.99, 0.99], for encoded
+    positions ``(n, planes, 8, 8)`` (symmetry 0: player 0 is White)."""
+    counts = batch.sum(axis=(2, 3))
+    diff = counts[:, WHITE_PLANES] @ PIECE_VALUES - counts[:, BLACK_PLANES] @ PIECE_VALUES
+    out: npt.NDArray[np.float32] = np.clip(diff / SCALE, -BOUND, BOUND).astype(np.float32)
+    return out
+
+
+def material_evaluator(prototype: GameState) -> BatchEvaluator:
+    """A BatchEvaluator valuing dice chess positions by material alone."""
+    if prototype.game.name != GAME:
+        raise ValueError(f"the material baseline is for dice chess, not {prototype.game.name}")
+    return BatchEvaluator(material_values, prototype,
+                          capacity=max(prototype.max_actions, prototype.max_chance_outcomes),
+                          lo=-BOUND, hi=BOUND)
+
+
+def material_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
+    """The study's agent: expectiminimax to ``depth`` player plies over material. Its
+    ties go to the first move in the search's ordering (deterministic)."""
+    params = SearchParams(max_depth=depth, keep_tree=False, hash_mb=16)
+    return SearchPlayer(f"material-depth{depth}", material_evaluator(prototype),
+                        "expectiminimax", params, nodes=1 << 62)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="", help="the network (a .dnet model file)")
+    parser.add_argument("--player", choices=["model", "heuristic"], default="model",
+                        help="the player measured: the network, or the C heuristic")
+    parser.add_argument("--search", default="expectiminimax",
+                        help="the measured player's search (expectiminimax, ubfms, ...)")
+    parser.add_argument("--tc", type=float, default=0.1, help="its seconds a move")
+    parser.add_argument("--depth", type=int, default=2, help="the baseline's depth")
+    parser.add_argument("--games", type=int, default=40, help="games (an even number)")
+    parser.add_argument("--seed", type=int, default=20261123)
+    parser.add_argument("--backend", default="onnxruntime")
+    args = parser.parse_args(argv)
+    if args.games < 2 or args.games % 2:
+        parser.error("--games must be an even number >= 2")
+    game = make_game(GAME)
+    prototype = game.new_initial_state()
+    evaluator: Evaluator
+    if args.player == "model":
+        if not args.model:
+            parser.error("--model is required with --player model")
+        from descent.nets.evaluator import network_evaluator
+
+        evaluator = network_evaluator(args.model, prototype, backend=args.backend)
+        name = "network"
+    else:
+        evaluator = heuristic_for(prototype)
+        name = "heuristic"
+    player = SearchPlayer(name, evaluator, args.search, SearchParams(hash_mb=64),
+                          seconds=args.tc)
+    baseline = material_player(prototype, args.depth)
+
+    def progress(done: int) -> None:
+        print(f"\r{done}/{args.games}", end="", file=sys.stderr, flush=True)
+
+    stats = paired_matches(game, player, baseline, args.games, args.seed, on_game=progress)
+    print(file=sys.stderr)
+    lo, hi = stats.ci95
+    print(f"{name} ({args.search}, {args.tc:g} s a move) vs {baseline.name}: "
+          f"{stats.win_rate:.3f} [{lo:.3f}, {hi:.3f}] over {stats.games} games "
+          f"(+{stats.wins} ={stats.draws} -{stats.losses})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

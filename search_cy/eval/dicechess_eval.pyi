@@ -1,6 +1,0 @@
-"""Type stubs of dicechess_eval.pyx."""
-
-from search_cy.search.evaluator import HeuristicEvaluator
-
-class DiceChessEvaluator(HeuristicEvaluator):
-    def __init__(self) -> None: ...

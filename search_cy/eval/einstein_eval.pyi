@@ -1,6 +1,0 @@
-"""Type stubs of einstein_eval.pyx."""
-
-from search_cy.search.evaluator import HeuristicEvaluator
-
-class EinsteinEvaluator(HeuristicEvaluator):
-    def __init__(self) -> None: ...
