@@ -178,7 +178,7 @@ def emm_batches(game: str, width: int = 256) -> dict[str, float] | None:
 
 def openspiel_comparison(seconds: float) -> list[dict[str, Any]] | None:
     try:
-        from descent.search_cy.search.bench_emm import bench_expectiminimax
+        from descent.tools.bench_emm import bench_expectiminimax
     except ImportError:
         return None
     try:

@@ -10,12 +10,16 @@ solved) and leaves ``state`` exactly as it found it.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.result import ChildStat, SearchResult
 from descent.search_cy.search.stopper import Stopper
+
+__all__ = ["TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult", "SearchRunner",
+           "make_search", "registered_searches"]
 
 TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2}
 
@@ -50,37 +54,8 @@ class SearchParams:
             raise ValueError("determinize_seed must be in [0, 2**64)")
 
 
-@dataclass(frozen=True)
-class ChildStat:
-    action: int
-    value: float      # v'(s, a), player 0's view
-    visits: int
-    resolved: bool
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What a search decided, with the statistics protocols print and tests check."""
-
-    action: int                  # -1 when the root is terminal
-    value: float                 # root value, player 0's view
-    pv: list[int]
-    nodes: int                   # states visited (applied) by this run
-    iterations: int              # best-first iterations, ID depths or MCTS simulations
-    depth: int                   # deepest path (best-first, MCTS) or last full depth (ID)
-    time: float                  # seconds
-    stop_reason: str
-    resolved: bool               # the root value is exact
-    evaluations: int = 0         # states valued by the evaluator during this run
-    children: list[ChildStat] = field(default_factory=list)
-
-    @property
-    def nps(self) -> float:
-        return self.nodes / self.time if self.time > 0 else 0.0
-
-
 class Search(Protocol):
-    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
     def clear(self) -> None: ...
 
 
@@ -116,14 +91,7 @@ class SearchRunner:
         another thread ends it at the next poll. The state is restored on return."""
         if state.is_terminal():
             raise ValueError("cannot search a terminal state")
-        before = self.evaluator.positions
-        raw = self.impl.run(state, stopper)
-        return SearchResult(
-            action=raw["action"], value=raw["value"], pv=list(raw["pv"]), nodes=raw["nodes"],
-            iterations=raw["iterations"], depth=raw["depth"], time=stopper.elapsed,
-            stop_reason=stopper.reason_name, resolved=bool(raw["resolved"]),
-            evaluations=self.evaluator.positions - before,
-            children=[ChildStat(a, v, n, bool(r)) for a, v, n, r in raw["children"]])
+        return self.impl.run(state, stopper)
 
     def clear(self) -> None:
         """Forgets the tables (a new game)."""

@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.tree import TreeTable
 
@@ -19,7 +20,7 @@ class BestFirstSearch:
     mode: int
     def __init__(self, evaluator: Evaluator, params: Any, mode: str = "ubfms") -> None: ...
     def clear(self) -> None: ...
-    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
     def rminimax_policy(self, state: GameState, theta: float) -> list[tuple[int, float]]: ...
     def learning_data(
         self,

@@ -48,6 +48,7 @@ from descent.search_cy.search.tree cimport TreeTable, Node, Child
 import numpy as np
 
 from descent.search_cy.search.api import TERMINAL_KINDS
+from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
     MODE_UBFM = 0
@@ -548,11 +549,12 @@ cdef class BestFirstSearch:
 
     # -- the search ----------------------------------------------------------------
 
-    def run(self, GameState state, Stopper stopper) -> dict:
+    def run(self, GameState state, Stopper stopper) -> SearchResult:
         """Searches until the stopper fires or the root is resolved. Blocks."""
         cdef Node* root
         cdef int64_t ridx
         cdef int best
+        cdef long long valued_before = self.ev.positions
         if state.c_terminal():
             raise ValueError("cannot search a terminal state")
         self.ev.c_discard()
@@ -590,20 +592,16 @@ cdef class BestFirstSearch:
             best = self._best(root)
         else:
             best = self._safest(root)          # UBFM_s; MCTS's robust child
-        return {
-            "action": self.table.children[root.first + best].action,
-            "value": float(root.v),
-            "pv": self._pv(state, best),
-            "nodes": self.nodes,
-            "iterations": self.iterations,
-            "depth": self.max_depth,
-            "resolved": bool(root.r),
-            "children": self._children(root),
-        }
+        return SearchResult(
+            action=self.table.children[root.first + best].action, value=float(root.v),
+            pv=self._pv(state, best), nodes=self.nodes, iterations=self.iterations,
+            depth=self.max_depth, time=stopper.elapsed, stop_reason=stopper.reason_name,
+            resolved=bool(root.r), evaluations=self.ev.positions - valued_before,
+            children=self._children(root))
 
     cdef list _children(self, Node* node):
         cdef Child* ch = &self.table.children[node.first]
-        return [(ch[i].action, float(ch[i].v), ch[i].n, bool(ch[i].r))
+        return [ChildStat(ch[i].action, float(ch[i].v), ch[i].n, bool(ch[i].r))
                 for i in range(node.nchild)]
 
     cdef list _pv(self, GameState s, int first_choice):

@@ -1,10 +1,10 @@
 """Type stubs of expectimax.pyx."""
 
-from typing import Any
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
 from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.ttable import TranspositionTable
 
@@ -23,7 +23,7 @@ class Expectiminimax:
         use_tt: bool = True,
         exact_depth: bool = False,
     ) -> None: ...
-    def run(self, state: GameState, stopper: Stopper) -> dict[str, Any]: ...
+    def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
     def clear(self) -> None: ...
     @property
     def bounds(self) -> tuple[float, float]: ...

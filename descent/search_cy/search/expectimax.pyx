@@ -45,6 +45,7 @@ from descent.search_cy.search.ttable cimport (
     TranspositionTable, TTEntry, TT_EXACT, TT_LOWER, TT_UPPER, TT_BOUND_MASK, TT_RESOLVED)
 
 from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams
+from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
     HIST_SIZE = 32768          # history table per player, indexed by action & (size - 1)
@@ -893,7 +894,7 @@ cdef class Expectiminimax:
             self.s.c_undo()
         return pv
 
-    def run(self, GameState state, Stopper stopper) -> dict:
+    def run(self, GameState state, Stopper stopper) -> SearchResult:
         """Iterative deepening from depth 1 to params.max_depth until ``stopper`` fires.
 
         Blocks (without the GIL between stopper polls); ``stopper.stop()`` from another
@@ -911,6 +912,7 @@ cdef class Expectiminimax:
         cdef bint resolved = False, done_any = False
         cdef TTEntry* e
         cdef int tt_move = -1
+        cdef long long valued_before = self.evaluator.positions
         if state.c_terminal():
             raise ValueError("cannot search a terminal state")
         self.evaluator.c_discard()
@@ -999,13 +1001,12 @@ cdef class Expectiminimax:
                 self.heur.positions += self.evals
             self.s = None
             self.stopper = None
-        return {
-            "action": last["action"], "value": last["value"], "pv": pv,
-            "nodes": self.nodes, "iterations": self.iterations, "depth": last["depth"],
-            "resolved": last["resolved"], "children": last["children"],
-            "evaluations": self.evals, "star": self.star,
-            "tt": self.tt.stats() if self.use_tt else None,
-        }
+        return SearchResult(
+            action=last["action"], value=last["value"], pv=pv, nodes=self.nodes,
+            iterations=self.iterations, depth=last["depth"], time=stopper.elapsed,
+            stop_reason=stopper.reason_name, resolved=bool(last["resolved"]),
+            evaluations=self.evaluator.positions - valued_before,
+            children=[ChildStat(a, v, n, bool(r)) for a, v, n, r in last["children"]])
 
     cdef dict _commit(self, int depth, list acts, list vals, bint partial):
         """The result of an iteration (or of the searched part of an interrupted one)."""

@@ -241,8 +241,8 @@ def test_table_budget_holds_and_compaction_keeps_searching() -> None:
     result = search.run(state, Stopper(iterations=6000))
     assert search.table.compactions > 0
     assert search.table.bytes_allocated <= 2**20
-    assert result["action"] in state.legal_actions()
-    assert result["iterations"] == 6000
+    assert result.action in state.legal_actions()
+    assert result.iterations == 6000
 
 
 def test_compaction_keeps_exactly_the_marked_nodes() -> None:
@@ -262,7 +262,7 @@ def test_the_tree_is_kept_across_moves() -> None:
     state = make_game("hex(size=5)").new_initial_state()
     search = BestFirstSearch(ZeroEvaluator(), SearchParams(hash_mb=8), mode="ubfms")
     first = search.run(state, Stopper(iterations=2000))
-    state.apply_action(first["action"])
+    state.apply_action(first.action)
     reply = search.table.node(state.hash)
     assert reply is not None and reply[1] > 0       # the new root is already expanded
     fresh = BestFirstSearch(ZeroEvaluator(), SearchParams(hash_mb=8, keep_tree=False),
@@ -380,7 +380,7 @@ def test_rminimax_limits() -> None:
     result = search.run(state, Stopper(nodes=2_000_000))
     greedy = dict(search.rminimax_policy(state, 1e6))
     assert max(greedy.values()) == pytest.approx(1.0)
-    assert action_values(state)[max(greedy, key=lambda a: greedy[a])] == result["value"] == 1.0
+    assert action_values(state)[max(greedy, key=lambda a: greedy[a])] == result.value == 1.0
     uniform = dict(search.rminimax_policy(state, 1e-9))
     for p in uniform.values():
         assert p == pytest.approx(1 / 9, rel=1e-6)
@@ -401,8 +401,8 @@ def test_mcts_values_each_new_state_with_its_children_in_one_batch() -> None:
     result = search.run(state, Stopper(iterations=40))
     assert calls[0] == 1 + 25                 # the root and its 25 children
     assert len(calls) <= 40
-    visits = {a: n for a, _v, n, _r in result["children"]}
-    assert visits[result["action"]] == max(visits.values())
+    visits = {child.action: child.visits for child in result.children}
+    assert visits[result.action] == max(visits.values())
 
 
 KING_CAPTURES = [

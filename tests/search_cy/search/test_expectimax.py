@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams, make_search
 from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
+from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 
 # ---------------------------------------------------------------- the reference
@@ -78,7 +80,7 @@ def brute_force(state: GameState, kind: str = "gain", max_plies: int = 0) -> flo
 
 def search(state: GameState, evaluator: Evaluator, stopper: Stopper | None = None,
            use_tt: bool = True, exact_depth: bool = False,
-           **params: Any) -> dict[str, Any]:
+           **params: Any) -> SearchResult:
     engine = Expectiminimax(evaluator, SearchParams(**params), use_tt=use_tt,
                             exact_depth=exact_depth)
     before = state.snapshot()
@@ -105,10 +107,10 @@ def test_einstein_endgames_solve_exactly(spec: str, text: str, star: int) -> Non
     state = make_game(spec).state_from_text(text)
     expected = brute_force(state)
     result = search(state, ZeroEvaluator(), star=star, max_depth=40)
-    assert result["value"] == expected
-    assert result["resolved"]
-    assert result["iterations"] == result["depth"] < 40     # stopped once resolved
-    assert result["nodes"] > 0
+    assert result.value == expected
+    assert result.resolved
+    assert result.iterations == result.depth < 40     # stopped once resolved
+    assert result.nodes > 0
 
 
 @pytest.mark.parametrize("star", [0, 1, 2])
@@ -119,8 +121,8 @@ def test_small_einstein_endgames_with_and_without_the_table(
     state = make_game("einstein(merge_dice=true)").state_from_text(text)
     expected = brute_force(state)
     result = search(state, ZeroEvaluator(), use_tt=use_tt, star=star, max_depth=20)
-    assert result["value"] == expected
-    assert result["resolved"]
+    assert result.value == expected
+    assert result.resolved
 
 
 @pytest.mark.parametrize("kind", sorted(TERMINAL_KINDS))
@@ -135,12 +137,12 @@ def test_tiny_hex_full_solve(size: int, moves: list[int], star: int, kind: str) 
     for use_tt in (True, False):
         result = search(state, ZeroEvaluator(), use_tt=use_tt, star=star, max_depth=12,
                         terminal=kind)
-        assert result["value"] == expected
-        assert result["resolved"]
-        assert result["action"] in state.legal_actions()
+        assert result.value == expected
+        assert result.resolved
+        assert result.action in state.legal_actions()
     # the best move keeps the value
     result = search(state, ZeroEvaluator(), star=star, max_depth=12, terminal=kind)
-    state.apply_action(result["action"])
+    state.apply_action(result.action)
     assert brute_force(state, kind, max_plies) == expected
     state.undo()
 
@@ -153,8 +155,8 @@ def test_depth_heuristic_endgame_with_a_batch_evaluator() -> None:
     for star in (0, 1, 2):
         result = search(state, evaluator, star=star, max_depth=20, terminal="depth_add",
                         max_plies=100)
-        assert result["value"] == expected
-        assert result["resolved"]
+        assert result.value == expected
+        assert result.resolved
 
 
 def test_the_depth_heuristics_p_is_the_games_maximum_length() -> None:
@@ -229,13 +231,13 @@ def test_star_pruning_keeps_the_plain_value(
                 for use_tt, exact_depth in ((True, False), (True, True), (False, False)):
                     result = search(state, tanh_evaluator(state, seed=k), use_tt=use_tt,
                                     exact_depth=exact_depth, star=star, max_depth=depth)
-                    assert result["depth"] == depth
+                    assert result.depth == depth
                     if reference is None:
-                        reference = result["value"]
-                    assert result["value"] == reference, (state.to_text(), depth, star,
+                        reference = result.value
+                    assert result.value == reference, (state.to_text(), depth, star,
                                                           use_tt, exact_depth)
                     if use_tt and not exact_depth:
-                        nodes[star] = result["nodes"]
+                        nodes[star] = result.nodes
             assert nodes[1] <= nodes[0], (state.to_text(), depth, nodes)
             for star in nodes:
                 totals[star] += nodes[star]
@@ -295,7 +297,7 @@ def test_network_values_match_a_python_expectimax(
                 for use_tt in (True, False):
                     result = search(state, evaluator, use_tt=use_tt, exact_depth=True,
                                     star=star, max_depth=depth)
-                    assert result["value"] == pytest.approx(expected, abs=1e-9), (
+                    assert result.value == pytest.approx(expected, abs=1e-9), (
                         state.to_text(), depth, star, use_tt)
 
 
@@ -359,8 +361,8 @@ def test_star2_prunes_with_the_heuristic_leaf() -> None:
         for star in (0, 1, 2):
             result = search(state, heuristics.heuristic_for(state), exact_depth=True,
                             star=star, max_depth=5)
-            values.add(result["value"])
-            totals[star] += result["nodes"]
+            values.add(result.value)
+            totals[star] += result.nodes
         assert len(values) == 1
     print(f"\neinstein heuristic depth 5: nodes star0 {totals[0]}, "
           f"Star1 {totals[1]} ({totals[1] / totals[0]:.3f}), "
@@ -378,18 +380,18 @@ def test_dice_chess_takes_the_king(star: int, depth: int) -> None:
     state = make_game("dicechess").state_from_text("7k/8/8/8/8/8/4K3/q6R w - - 0 1 R")
     for evaluator in (tanh_evaluator(state), ZeroEvaluator()):
         result = search(state, evaluator, star=star, max_depth=depth)
-        assert state.action_to_string(result["action"]) == "h1h8"
-        assert result["value"] == 1.0
-        assert result["resolved"]
-        assert result["pv"][0] == result["action"]
+        assert state.action_to_string(result.action) == "h1h8"
+        assert result.value == 1.0
+        assert result.resolved
+        assert result.pv[0] == result.action
 
 
 def test_dice_chess_black_takes_the_king() -> None:
     # Black to move with a knight rolled: Nf3xe1 takes the king (value -1 for White)
     state = make_game("dicechess").state_from_text("4k3/8/8/8/8/5n2/8/Q3K3 b - - 0 1 n")
     result = search(state, tanh_evaluator(state), star=2, max_depth=3)
-    assert state.action_to_string(result["action"]) == "f3e1"
-    assert result["value"] == -1.0
+    assert state.action_to_string(result.action) == "f3e1"
+    assert result.value == -1.0
 
 
 # ---------------------------------------------------------------- determinism and limits
@@ -399,18 +401,18 @@ def test_same_node_budget_same_result() -> None:
     state = positions("dicechess", 1, 6, 12)[0]
     first = search(state, tanh_evaluator(state), Stopper(nodes=3000), max_depth=10)
     second = search(state, tanh_evaluator(state), Stopper(nodes=3000), max_depth=10)
-    assert first == second
-    assert first["nodes"] <= 3000 + state.max_actions    # a batch may finish its flush
-    assert first["action"] in state.legal_actions()
+    assert replace(first, time=0.0) == replace(second, time=0.0)
+    assert first.nodes <= 3000 + state.max_actions    # a batch may finish its flush
+    assert first.action in state.legal_actions()
     # the same object after clear() repeats itself too
     heuristic_state = positions("einstein", 1, 4, 12)[0]
     engine = Expectiminimax(ZeroEvaluator(), SearchParams(max_depth=30))
     a = engine.run(heuristic_state, Stopper(nodes=20000))
     engine.clear()
     b = engine.run(heuristic_state, Stopper(nodes=20000))
-    assert a == b
-    assert a["nodes"] == 20000
-    assert a["iterations"] == a["depth"]
+    assert replace(a, time=0.0) == replace(b, time=0.0)
+    assert a.nodes == 20000
+    assert a.iterations == a.depth
 
 
 def test_an_interrupted_depth_counts_only_where_it_found_a_better_move() -> None:
@@ -421,24 +423,24 @@ def test_an_interrupted_depth_counts_only_where_it_found_a_better_move() -> None
     for k, state in enumerate(positions("einstein", 20, 4, 12)):
         evaluator = tanh_evaluator(state, seed=k)
         full = {d: search(state, evaluator, max_depth=d) for d in (3, 4)}
-        if full[3]["resolved"]:
+        if full[3].resolved:
             continue                        # solved before depth 4: nothing to interrupt
         for part in range(1, 16):
-            budget = full[3]["nodes"] + (full[4]["nodes"] - full[3]["nodes"]) * part // 16
+            budget = full[3].nodes + (full[4].nodes - full[3].nodes) * part // 16
             result = search(state, evaluator, Stopper(nodes=budget), max_depth=20)
-            assert result["depth"] == result["iterations"] == 3
-            assert result["nodes"] >= budget          # a batch finishes before the poll
-            if result["action"] == full[3]["action"]:
-                assert result["value"] == full[3]["value"]
+            assert result.depth == result.iterations == 3
+            assert result.nodes >= budget          # a batch finishes before the poll
+            if result.action == full[3].action:
+                assert result.value == full[3].value
                 kept += 1
                 continue
             switched += 1
-            searched = result["children"]
-            assert searched == full[4]["children"][:len(searched)]
-            assert searched[0][0] == full[3]["action"]
+            searched = result.children
+            assert searched == full[4].children[:len(searched)]
+            assert searched[0].action == full[3].action
             sign = 1 if state.current_player() == 0 else -1
-            best = max(searched, key=lambda child: sign * child[1])
-            assert (result["action"], result["value"]) == (best[0], best[1])
+            best = max(searched, key=lambda child: sign * child.value)
+            assert (result.action, result.value) == (best.action, best.value)
     assert kept and switched, (kept, switched)
 
 
@@ -446,8 +448,8 @@ def test_a_tiny_budget_still_returns_a_legal_action() -> None:
     state = make_game("dicechess").new_initial_state()
     state.apply_action(state.chance_outcomes()[0][0])
     result = search(state, ZeroEvaluator(), Stopper(nodes=1), max_depth=5)
-    assert result["action"] in state.legal_actions()
-    assert result["iterations"] == 0
+    assert result.action in state.legal_actions()
+    assert result.iterations == 0
 
 
 def test_iteration_and_time_limits_and_the_runner() -> None:
@@ -477,7 +479,7 @@ def test_stop_from_another_thread() -> None:
     state.apply_action(state.chance_outcomes()[0][0])
     engine = Expectiminimax(ZeroEvaluator(), SearchParams(max_depth=64))
     stopper = Stopper(time=60.0)
-    out: list[dict[str, Any]] = []
+    out: list[SearchResult] = []
     thread = threading.Thread(target=lambda: out.append(engine.run(state, stopper)))
     thread.start()
     time.sleep(0.2)                       # let it run (without the GIL) for a while
@@ -485,20 +487,20 @@ def test_stop_from_another_thread() -> None:
     thread.join(30.0)
     assert not thread.is_alive()
     assert stopper.reason_name == "stopped"
-    assert out and out[0]["iterations"] >= 1
-    assert out and out[0]["action"] in state.legal_actions()
+    assert out and out[0].iterations >= 1
+    assert out and out[0].action in state.legal_actions()
 
 
 def test_chance_root_is_the_expectation_of_its_outcomes() -> None:
     state = make_game("einstein").state_from_text("5/1A3/5/3b1/4c b roll")
     result = search(state, ZeroEvaluator(), star=2, max_depth=3)
     probs = dict(state.chance_outcomes())
-    assert {a for a, *_ in result["children"]} == set(probs)
+    assert {c.action for c in result.children} == set(probs)
     total = 0.0
-    for action, value, _visits, _resolved in result["children"]:
+    for action, value in ((c.action, c.value) for c in result.children):
         total += probs[action] * value
-    assert result["value"] == total
-    assert result["action"] in probs
+    assert result.value == total
+    assert result.action in probs
 
 
 def test_heuristic_fast_path_is_detected() -> None:
@@ -535,7 +537,7 @@ def test_errors_of_a_batch_function_surface_and_restore_the_state() -> None:
 
 def test_bench_runs() -> None:
     pytest.importorskip("pyspiel")
-    from descent.search_cy.search.bench_emm import bench_expectiminimax
+    from descent.tools.bench_emm import bench_expectiminimax
 
     rows = bench_expectiminimax(0.01, depth=2, positions=2)
     assert len(rows) >= 1
@@ -564,8 +566,8 @@ def test_a_chance_batch_below_a_chance_batch() -> None:
     root.undo()
     per_setup = 1 + 720 * (1 + 6 * 4)       # about the nodes of one Red set-up at depth 1
     result = search(root, evaluator, Stopper(nodes=2 * per_setup), max_depth=1)
-    assert result["depth"] == 0                # depth 1 interrupted: its searched part
-    action, value, _visits, _resolved = result["children"][0]
+    assert result.depth == 0                # depth 1 interrupted: its searched part
+    action, value = result.children[0].action, result.children[0].value
     assert action == first
     assert value == pytest.approx(expected, abs=1e-9)
 
@@ -586,4 +588,4 @@ def test_a_failed_batch_leaves_no_stale_queue() -> None:
             terminal.apply_action(terminal.legal_actions()[0])
     with pytest.raises(ValueError, match="non-terminal"):
         evaluator.evaluate([state, terminal])
-    assert search(state, evaluator, max_depth=2)["value"] == reference["value"]
+    assert search(state, evaluator, max_depth=2).value == reference.value

@@ -191,8 +191,7 @@ def test_the_bestfirst_search_directly() -> None:
     for move in POSITIONS[0]:
         state.apply_move(move)
     search = BestFirstSearch(ZeroEvaluator(), SearchParams(hash_mb=8), mode="ubfms")
-    raw = search.run(state, Stopper(iterations=300))
-    result = fake_result(raw["action"], [(a, v) for a, v, _, _ in raw["children"]])
+    result = search.run(state, Stopper(iterations=300))
     rng = np.random.default_rng(5)
     picks = Counter(choose_move(search, state, result, "20", rng) for _ in range(300))
-    assert picks[raw["action"]] >= 290
+    assert picks[result.action] >= 290

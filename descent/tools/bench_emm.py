@@ -33,6 +33,7 @@ from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
 from descent.search_cy.search.evaluator import Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
+from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 
 SPEC = "einstein(setup=random,first=blue,merge_dice=false)"
@@ -79,18 +80,17 @@ def einstein_positions(count: int = 8, seed: int = 2024) -> list[tuple[GameState
 
 
 def _timed_runs(search: Expectiminimax, state: GameState, depth: int,
-                min_seconds: float) -> tuple[dict[str, Any], int, float]:
+                min_seconds: float) -> tuple[SearchResult, int, float]:
     """Runs the search to ``depth`` until min_seconds of search time; returns the last
     result, total nodes and total seconds (table cleared before each run, untimed)."""
     nodes = 0
     spent = 0.0
-    result: dict[str, Any] = {}
     while True:
         search.clear()
         start = time.perf_counter()
         result = search.run(state, Stopper(iterations=depth))
         spent += time.perf_counter() - start
-        nodes += int(result["nodes"])
+        nodes += result.nodes
         if spent >= min_seconds:
             return result, nodes, spent
 
@@ -129,11 +129,11 @@ def bench_expectiminimax(seconds: float, depth: int = 4,
         evaluator, leaf = _leaf_evaluator(state)
         ours = Expectiminimax(evaluator, SearchParams(star=2, max_depth=depth, hash_mb=16))
         result, nodes, spent = _timed_runs(ours, state, depth, share)
-        runs = max(1, round(nodes / max(int(result["nodes"]), 1)))
+        runs = max(1, round(nodes / max(result.nodes, 1)))
         plain = Expectiminimax(ZeroEvaluator(), SearchParams(star=0, max_depth=depth),
                                use_tt=False)
         plain_result, plain_nodes, plain_spent = _timed_runs(plain, state, depth, share)
-        plain_runs = max(1, round(plain_nodes / max(int(plain_result["nodes"]), 1)))
+        plain_runs = max(1, round(plain_nodes / max(plain_result.nodes, 1)))
 
         os_state = os_game.new_initial_state()
         for action in os_actions:
@@ -148,7 +148,7 @@ def bench_expectiminimax(seconds: float, depth: int = 4,
         os_value, _ = minimax.expectiminimax(os_state, depth, zero, player)
         os_spent = time.perf_counter() - start
         os_nodes = _count_openspiel_nodes(minimax, os_state, depth, zero, player)
-        our_value = float(plain_result["value"])
+        our_value = plain_result.value
         rows.append({
             "position": state.to_text(),
             "depth": depth,
@@ -156,9 +156,9 @@ def bench_expectiminimax(seconds: float, depth: int = 4,
             "nodes": nodes,
             "seconds": spent,
             "nps": nodes / spent if spent > 0 else 0.0,
-            "run_nodes": int(result["nodes"]),
+            "run_nodes": result.nodes,
             "run_seconds": spent / runs,
-            "plain_nodes": int(plain_result["nodes"]),
+            "plain_nodes": plain_result.nodes,
             "plain_seconds": plain_spent / plain_runs,
             "plain_nps": plain_nodes / plain_spent if plain_spent > 0 else 0.0,
             "os_nodes": os_nodes,
