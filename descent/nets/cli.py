@@ -7,8 +7,6 @@ import time (the engine's command line builds its parser on every start).
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +60,7 @@ def run_export(args: argparse.Namespace) -> int:
     import onnxruntime as ort
 
     from descent.nets.encoding import encode_batch, sample_positions
+    from descent.nets.files import atomic_write
     from descent.nets.modelfile import load_model
     from descent.nets.onnx_graph import INPUT, build_onnx
 
@@ -76,11 +75,8 @@ def run_export(args: argparse.Namespace) -> int:
     model = load_model(args.model, args.game)
     print(model.describe())
     out = Path(args.onnx)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".tmp")
-    os.close(fd)
-    onnx.save(build_onnx(model), tmp)
-    os.replace(tmp, out)
+    with atomic_write(out) as handle:
+        onnx.save(build_onnx(model), handle)
     print(f"onnx: wrote {out} ({out.stat().st_size} bytes, input {INPUT} "
           f"(batch, {', '.join(map(str, model.input_shape))}))")
 

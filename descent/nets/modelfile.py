@@ -24,7 +24,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ import numpy as np
 
 from descent.nets.arch import Architecture, Weights, init_weights, weight_shapes
 from descent.nets.encoding import encoding_version, fingerprint
+from descent.nets.files import atomic_write_bytes
 from descent.search_cy.games.registry import Game, GameSpecError, make_game
 from descent.search_cy.games.state import GameState
 
@@ -219,17 +219,7 @@ def save_model(model: LoadedModel, path: str | os.PathLike[str]) -> Path:
     metadata["weights"]["sha256"] = weights_digest(model.weights)
     blob = save(dict(model.weights), metadata={METADATA_KEY: json.dumps(metadata,
                                                                         sort_keys=True)})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(target, blob)
     model.path = target
     return target
 

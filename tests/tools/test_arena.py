@@ -204,7 +204,7 @@ def test_descent_spec_becomes_an_engine_command_line() -> None:
     p = parse_player("descent:search=mcts,time=250ms,strength=expert,hash=16,seed=3",
                      "hex(size=5)")
     argv = shlex.split(p.command)
-    assert argv[:4] == [sys.executable, "-m", "descent", "play"]
+    assert argv[:5] == [sys.executable, "-P", "-m", "descent", "play"]
     assert argv[argv.index("--game") + 1] == "hex(size=5,swap=false)"
     for flag, value in (("--search", "mcts"), ("--strength", "expert"), ("--hash-mb", "16"),
                         ("--seed", "3")):
@@ -512,7 +512,7 @@ def test_record_of_a_game_record_dict_matches_the_dataclass() -> None:
 
 def test_our_engine_as_an_external_protocol_subprocess(tmp_path: Path) -> None:
     """An external spec (any GTP engine) that happens to be ours, against an internal one."""
-    external = (f"ext@gtp:{sys.executable} -m engine play --game hex(size=4) --seed 3 "
+    external = (f"ext@gtp:{sys.executable} -m descent play --game hex(size=4) --seed 3 "
                 f"--hash-mb 8 --nodes-per-second 2000")
     players = [parse_player("ours@descent:nodes=200,time=0.2", "hex(size=4)"),
                parse_player(external, "hex(size=4)")]

@@ -78,9 +78,9 @@ def test_play_refuses_a_protocol_that_does_not_fit_the_game(game: str, protocol:
 
 
 def test_python_m_descent_and_the_version_agree() -> None:
-    import descent
+    import descent as package
 
-    assert descent("--version").stdout.strip() == f"descent {descent.__version__}"
+    assert descent("--version").stdout.strip() == f"descent {package.__version__}"
 
 
 def test_arena_players_start_the_installed_package_not_a_local_module(tmp_path: Path) -> None:

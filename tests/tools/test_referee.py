@@ -12,7 +12,7 @@ import pytest
 from descent.tools.referee import play_game
 
 PY = sys.executable
-OURS = f"{PY} -m engine play --hash-mb 16 --log-level warning --nodes-per-second 20000"
+OURS = f"{PY} -m descent play --hash-mb 16 --log-level warning --nodes-per-second 20000"
 GAMES = {
     "hex(size=5)": f"{PY} -m tests.helpers.bots.hex_openspiel_gtp",
     "einstein": f"{PY} -m tests.helpers.bots.einstein_openspiel_ewn",

@@ -16,7 +16,6 @@ import logging
 import os
 import platform
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from descent.nets.backends import (
     runs_model,
 )
 from descent.nets.encoding import encode_batch, sample_positions
+from descent.nets.files import atomic_write
 from descent.nets.modelfile import LoadedModel
 
 log = logging.getLogger(__name__)
@@ -103,11 +103,8 @@ def _read_cache(path: Path) -> dict[str, Any]:
 
 
 def _write_cache(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with atomic_write(path, "w", durable=False) as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
-    os.replace(tmp, path)
 
 
 def auto_select(model: LoadedModel, *, candidates: list[str] | None = None,

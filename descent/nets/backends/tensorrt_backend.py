@@ -40,6 +40,7 @@ from descent.nets.backends import (
     check_batch,
     split_batches,
 )
+from descent.nets.files import atomic_write_bytes
 from descent.nets.modelfile import LoadedModel
 from descent.nets.onnx_graph import build_onnx
 
@@ -183,11 +184,7 @@ def cached_engine(model: LoadedModel, precision: str, max_batch: int, opt_batch:
     log.info("building a TensorRT %s engine for %s (max batch %d)", precision, model.name,
              max_batch)
     plan = build_engine(onnx_bytes, model.input_shape, max_batch, opt_batch)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(plan)
-    os.replace(tmp, path)
+    atomic_write_bytes(path, plan)
     return plan, path, True
 
 

@@ -14,15 +14,13 @@ leaves either the old checkpoint or the new one, never half of one.
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from descent.nets.learn.memory_files import fsync_dir
+from descent.nets.files import atomic_write
 
 FORMAT = "descent-train-checkpoint"
 VERSION = 2            # 2: the replay memory in segment files (nets.learn.memory_files)
@@ -54,17 +52,8 @@ def save_checkpoint(folder: Path, payload: dict[str, Any]) -> Path:
     data["torch_rng"] = torch.get_rng_state()
     if torch.cuda.is_available():
         data["cuda_rng"] = torch.cuda.get_rng_state_all()
-    fd, tmp = tempfile.mkstemp(prefix=NAME + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(data, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(folder)   # make the rename itself durable
+    with atomic_write(target) as handle:      # the rename is made durable too
+        torch.save(data, handle)
     return target
 
 

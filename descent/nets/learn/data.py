@@ -20,22 +20,18 @@ Two ways to read a search tree:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from descent.nets.learn.heuristics import Reinforcement
-from descent.search_cy.games.state import PLAYER_CHANCE, GameState
+from descent.search_cy.games.state import GameState
 
 Planes = npt.NDArray[np.float32]
 Values = npt.NDArray[np.float32]
 
-
-
-def _sign(x: float) -> int:
-    return 1 if x > 0 else (-1 if x < 0 else 0)
 
 
 def symmetry_list(state: GameState, augment: bool) -> list[int]:
@@ -134,114 +130,6 @@ class ByteStore:
         values = np.fromiter((v for v, _ in self.rows.values()), np.float32, n)
         resolved = np.fromiter((r for _, r in self.rows.values()), np.bool_, n)
         return planes.copy(), values, resolved
-
-
-def walk_tree(
-    table: Any,
-    root: GameState,
-    reinforcement: Reinforcement,
-    emit: Callable[[GameState, float, bool], None],
-    *,
-    recompute: bool,
-    completion: bool = True,
-    terminals: bool = True,
-    fixed: Mapping[int, int] | None = None,
-    limit: int = 1 << 60,
-) -> float | None:
-    """Walks the stored tree below ``root`` (a ``TreeTable``), calling ``emit(state,
-    value, resolved)`` once for every stored state (after its subtree) and, with
-    ``terminals``, once for every distinct terminal state reached. Returns the root's
-    value, or None when the root is not in the table. ``root`` is restored.
-
-    ``recompute``: values are backed up from the leaves (terminal states valued by
-    ``reinforcement.terminal``, unexpanded children by their stored evaluation) with the
-    search's rule; otherwise every state keeps the value the search stored. ``fixed``
-    (determinization): chance state hash -> realised outcome; such a state takes the
-    value of that child. ``limit`` caps the states emitted (deeper ones are not entered).
-    """
-    root_node = table.node(root.hash)
-    if root_node is None:
-        return None
-    done: dict[int, tuple[float, bool, int]] = {}
-    terminal_seen: set[int] = set()
-    on_path: set[int] = {root.hash}
-    emitted = 0
-    # frame: [hash, node tuple, next child index, child results]
-    stack: list[list[Any]] = [[root.hash, root_node, 0, []]]
-    root_value: float | None = None
-    while stack:
-        frame = stack[-1]
-        key, node, k, results = frame
-        kids = node[5]
-        if k < len(kids):
-            frame[2] = k + 1
-            action, kv, _kn, _kp, kr, kc = kids[k]
-            root.apply_action(action)
-            if root.is_terminal():
-                tv = reinforcement.terminal(root)
-                tkey = root.hash
-                if terminals and tkey not in terminal_seen and emitted < limit:
-                    terminal_seen.add(tkey)
-                    emit(root, tv, True)
-                    emitted += 1
-                results.append((tv, True, _sign(root.terminal_value())))
-                root.undo()
-                continue
-            ckey = root.hash
-            if ckey in done:
-                results.append(done[ckey])
-                root.undo()
-                continue
-            child = None if (ckey in on_path or emitted >= limit) else table.node(ckey)
-            if child is None:
-                results.append((float(kv), bool(kr), int(kc)))
-                root.undo()
-                continue
-            on_path.add(ckey)
-            stack.append([ckey, child, 0, []])
-            continue
-        # every child is known: value this state, emit it, return to the parent
-        value, resolved, comp = _node_value(node, results, recompute, completion,
-                                            None if fixed is None else fixed.get(key))
-        done[key] = (value, resolved, comp)
-        if emitted < limit:
-            emit(root, value, resolved)
-            emitted += 1
-        on_path.discard(key)
-        stack.pop()
-        if stack:
-            root.undo()
-            stack[-1][3].append((value, resolved, comp))
-        else:
-            root_value = value
-    return root_value
-
-
-def _node_value(node: tuple[Any, ...], results: list[tuple[float, bool, int]],
-                recompute: bool, completion: bool,
-                realised: int | None) -> tuple[float, bool, int]:
-    """(value, resolved, completion sign) of a stored node from its children's."""
-    v, _n, r, c, player, kids = node
-    if player == PLAYER_CHANCE and realised is not None:
-        for (action, *_), res in zip(kids, results, strict=True):
-            if action == realised:
-                return res
-    if not recompute:
-        return float(v), bool(r), int(c)
-    all_r = all(res[1] for res in results)
-    if player == PLAYER_CHANCE:
-        total = sum(float(kid[3]) * res[0] for kid, res in zip(kids, results, strict=True))
-        csum = sum(res[2] for res in results)
-        comp = results[0][2] if all_r and abs(csum) == len(results) else 0
-        return total, all_r, comp
-    sign = 1 if player == 0 else -1
-
-    def key(res: tuple[float, bool, int]) -> tuple[float, float]:
-        return ((sign * res[2] if completion else 0), sign * res[0])
-
-    best = max(results, key=key)
-    win = 1 if player == 0 else -1
-    return best[0], all_r or (best[1] and best[2] == win), best[2]
 
 
 def pack_rows(planes: Planes) -> npt.NDArray[Any]:

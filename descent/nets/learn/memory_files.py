@@ -20,14 +20,14 @@ values of all its pairs (``values``). Loaded with ``allow_pickle=False``.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from descent.nets.files import atomic_write, fsync_dir
 
 FOLDER = "memory"
 Game = tuple[npt.NDArray[Any], npt.NDArray[np.float32]]
@@ -64,33 +64,10 @@ def write_segment(run_dir: Path, first: int, games: Sequence[Game]) -> Segment:
         "values": np.concatenate([values for _, values in games]).astype(np.float32),
     }
     name = segment_name(first, first + len(games))
-    fd, tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)  # type: ignore[arg-type]
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, folder / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(folder)   # the checkpoint that names it must not outlive its entry
+    # durable, rename included: the checkpoint that names it must not outlive its entry
+    with atomic_write(folder / name) as handle:
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
     return name, first, len(games)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Makes the entries of ``folder`` (a rename, a new file) durable, where the system
-    allows opening a folder."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read_segment(run_dir: Path, segment: Segment) -> list[Game]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from descent.nets.files import atomic_write_bytes
 
 Image = npt.NDArray[np.uint8]
 
@@ -97,17 +98,7 @@ def png_bytes(img: Image) -> bytes:
 
 def write_png(path: str | os.PathLike[str], img: Image) -> Path:
     """Writes the image atomically."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(png_bytes(img))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write_bytes(path, png_bytes(img), durable=False)
 
 
 PALETTE: tuple[tuple[int, int, int], ...] = (

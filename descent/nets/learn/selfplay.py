@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from descent.nets.learn.config import TREE_SEARCHES, SelfPlayConfig
-from descent.nets.learn.data import ByteStore, StateStore, draw_outcome, symmetry_list, walk_tree
+from descent.nets.learn.data import ByteStore, StateStore, draw_outcome, symmetry_list
 from descent.nets.learn.heuristics import Reinforcement
 from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
@@ -141,7 +140,6 @@ class SelfPlayer:
         det_seed = determinize_seed(seed) if self.determinize else 0
         runner = make_search(cfg.search, self.evaluator,
                              search_params(cfg, reinf, seed, det_seed))
-        impl: Any = runner.impl
         byte_store = ByteStore(self.shape)
         tree_store = StateStore(state, syms)
         path_store = StateStore(state, syms)
@@ -180,21 +178,23 @@ class SelfPlayer:
             root_value = result.value
             if cfg.learning == "tree":
                 if self.walk:
-                    walked = walk_tree(impl.table, state, reinf, tree_store.put,
-                                       recompute=self.recompute, completion=cfg.completion,
-                                       terminals=cfg.terminals,
-                                       fixed=fixed if self.determinize else None,
-                                       limit=limit_states)
+                    walked = runner.walk_tree(state, reinf.terminal, tree_store.put,
+                                              recompute=self.recompute,
+                                              completion=cfg.completion,
+                                              terminals=cfg.terminals,
+                                              fixed=fixed if self.determinize else None,
+                                              limit=limit_states)
                     if walked is not None:
                         root_value = walked
                 else:
-                    planes, values, resolved = impl.learning_data(
+                    planes, values, resolved = runner.learning_data(
                         state, cfg.max_pairs_per_search, cfg.terminals, syms)
                     byte_store.add(planes, values, resolved)
             elif self.walk:
-                walked = walk_tree(impl.table, state, reinf, lambda *_: None,
-                                   recompute=self.recompute, completion=cfg.completion,
-                                   terminals=False, fixed=fixed if self.determinize else None)
+                walked = runner.walk_tree(state, reinf.terminal, lambda *_: None,
+                                          recompute=self.recompute,
+                                          completion=cfg.completion, terminals=False,
+                                          fixed=fixed if self.determinize else None)
                 if walked is not None:
                     root_value = walked
             if cfg.learning == "root":

@@ -10,13 +10,17 @@ solved) and leaves ``state`` exactly as it found it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import ChildStat, SearchResult
 from descent.search_cy.search.stopper import Stopper
+
+if TYPE_CHECKING:
+    from descent.search_cy.search.bestfirst import BestFirstSearch
 
 __all__ = ["TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult", "SearchRunner",
            "make_search", "registered_searches"]
@@ -96,6 +100,34 @@ class SearchRunner:
     def clear(self) -> None:
         """Forgets the tables (a new game)."""
         self.impl.clear()
+
+    # -- the tree, for learning (best-first searches and MCTS) ---------------------------
+
+    def walk_tree(self, state: GameState, terminal_value: Callable[[GameState], float],
+                  emit: Callable[[GameState, float, bool], None], *, recompute: bool,
+                  completion: bool = True, terminals: bool = True,
+                  fixed: Mapping[int, int] | None = None,
+                  limit: int = 1 << 60) -> float | None:
+        """(state, value, resolved) of every state of the tree below ``state`` to
+        ``emit``, in post-order, values backed up again from ``terminal_value`` with
+        ``recompute`` (BestFirstSearch.walk_tree). Returns the root's value, or None when
+        the root is not in the tree. Blocks; the state is restored."""
+        value: float | None = self._tree().walk_tree(
+            state, terminal_value, emit, recompute=recompute, completion=completion,
+            terminals=terminals, fixed=fixed, limit=limit)
+        return value
+
+    def learning_data(self, state: GameState, limit: int = 1000000, terminals: bool = True,
+                      symmetries: list[int] | None = None) -> tuple[Any, Any, Any]:
+        """The tree's stored values as arrays (BestFirstSearch.learning_data). Blocks."""
+        return self._tree().learning_data(state, limit, terminals, symmetries)
+
+    def _tree(self) -> BestFirstSearch:
+        from descent.search_cy.search.bestfirst import BestFirstSearch
+
+        if not isinstance(self.impl, BestFirstSearch):
+            raise ValueError(f"the {self.name} search keeps no tree")
+        return self.impl
 
 
 def make_search(

@@ -1,6 +1,6 @@
 """Type stubs of bestfirst.pyx."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,18 @@ class BestFirstSearch:
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
     def rminimax_policy(self, state: GameState, theta: float) -> list[tuple[int, float]]: ...
+    def walk_tree(
+        self,
+        root: GameState,
+        terminal_value: Callable[[GameState], float],
+        emit: Callable[[GameState, float, bool], None],
+        *,
+        recompute: bool,
+        completion: bool = True,
+        terminals: bool = True,
+        fixed: Mapping[int, int] | None = None,
+        limit: int = 1 << 60,
+    ) -> float | None: ...
     def learning_data(
         self,
         root: GameState,

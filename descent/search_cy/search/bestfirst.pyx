@@ -35,7 +35,7 @@ game, hundreds of plies in dice chess.
 """
 from libc.math cimport exp, log, sqrt, INFINITY, NAN
 from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
 
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.games.zobrist cimport splitmix64
@@ -111,6 +111,49 @@ def fixed_outcome(GameState state not None, uint64_t seed) -> int:
 
 cdef inline int8_t _sign(double x) noexcept nogil:
     return 1 if x > 0.0 else (-1 if x < 0.0 else 0)
+
+
+cdef void* _grow(void* block, size_t size) except NULL:
+    cdef void* grown = realloc(block, size)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
+
+
+cdef tuple _backed_up(Node* node, Child* kids, double* v, int8_t* r, int8_t* c, int64_t n,
+                      bint recompute, bint completion, int realised):
+    """(value, resolved, completion) of a stored node from its children's results: the
+    realised child's at a determinized chance state, the stored value without
+    ``recompute``, else the search's backup rule."""
+    cdef int64_t k, best = 0
+    cdef bint all_r = True
+    cdef double total = 0.0
+    cdef int64_t csum = 0
+    cdef int sign, win
+    cdef double key_c, key_v, best_c, best_v
+    if node.player == CHANCE and realised >= 0:
+        for k in range(n):
+            if kids[k].action == realised:
+                return v[k], r[k], c[k]
+    if not recompute:
+        return <double>node.v, node.r, node.c
+    for k in range(n):
+        all_r = all_r and r[k] != 0
+    if node.player == CHANCE:
+        for k in range(n):
+            total += <double>kids[k].p * v[k]
+            csum += c[k]
+        return total, all_r, (c[0] if all_r and (csum == n or csum == -n) else 0)
+    sign = 1 if node.player == 0 else -1
+    best_c = sign * c[0] if completion else 0.0
+    best_v = sign * v[0]
+    for k in range(1, n):
+        key_c = sign * c[k] if completion else 0.0
+        key_v = sign * v[k]
+        if key_c > best_c or (key_c == best_c and key_v > best_v):
+            best, best_c, best_v = k, key_c, key_v
+    win = 1 if node.player == 0 else -1
+    return v[best], (all_r or (r[best] != 0 and c[best] == win)), c[best]
 
 
 cdef class BestFirstSearch:
@@ -755,6 +798,150 @@ cdef class BestFirstSearch:
             out[2][count] = r
             out[3] = count + 1
         return 0
+
+    def walk_tree(self, GameState root, terminal_value, emit, *, bint recompute,
+                  bint completion=True, bint terminals=True, fixed=None,
+                  long long limit=1 << 60):
+        """Walks the stored tree below ``root`` in post-order, calling ``emit(state, value,
+        resolved)`` once for every stored state (after its subtree) and, with
+        ``terminals``, once for every distinct terminal state reached (valued by
+        ``terminal_value(state)``). Returns the root's value (player 0's view), or None
+        when the root is not in the table. Blocks; ``root`` is restored.
+
+        ``recompute``: values are backed up from the leaves (terminal states valued by
+        ``terminal_value``, unexpanded children by their stored values) with this
+        search's rule (completion first when ``completion``, then the value; the
+        probability-weighted mean at chance states); otherwise every state keeps the value
+        the search stored. ``fixed`` (determinization): chance state hash -> realised
+        outcome; such a state takes the value of that child. ``limit`` caps the states
+        emitted (deeper ones are not entered). Each state is valued once: a transposition
+        reuses the first value, and a child already on the path (a repetition) keeps its
+        stored value."""
+        if self.table is None:
+            raise ValueError("no search has been run")
+        cdef int64_t ridx = self.table.c_find_index(root.c_hash())
+        if ridx < 0:
+            return None
+        cdef dict done = {}
+        cdef set terminal_seen = set()
+        cdef set on_path = {root.c_hash()}
+        cdef long long emitted = 0
+        # frames: the node (table index), its key, the next child, where its children's
+        # results start in the results stack
+        cdef int64_t cap_f = 64, cap_r = 1024, top = 0, rtop = 0
+        cdef int64_t* f_node = <int64_t*>malloc(cap_f * sizeof(int64_t))
+        cdef uint64_t* f_key = <uint64_t*>malloc(cap_f * sizeof(uint64_t))
+        cdef int* f_next = <int*>malloc(cap_f * sizeof(int))
+        cdef int64_t* f_start = <int64_t*>malloc(cap_f * sizeof(int64_t))
+        cdef double* r_v = <double*>malloc(cap_r * sizeof(double))
+        cdef int8_t* r_r = <int8_t*>malloc(cap_r * sizeof(int8_t))
+        cdef int8_t* r_c = <int8_t*>malloc(cap_r * sizeof(int8_t))
+        cdef Node* node
+        cdef Child* ch
+        cdef int64_t cidx, start, n
+        cdef uint64_t ckey, key
+        cdef double value, tv
+        cdef int8_t resolved, comp
+        cdef int realised
+        root_value = None
+        try:
+            if (f_node == NULL or f_key == NULL or f_next == NULL or f_start == NULL
+                    or r_v == NULL or r_r == NULL or r_c == NULL):
+                raise MemoryError()
+            f_node[0] = ridx
+            f_key[0] = root.c_hash()
+            f_next[0] = 0
+            f_start[0] = 0
+            while top >= 0:
+                node = &self.table.nodes[f_node[top]]
+                if rtop + 1 >= cap_r:
+                    cap_r *= 2
+                    r_v = <double*>_grow(r_v, cap_r * sizeof(double))
+                    r_r = <int8_t*>_grow(r_r, cap_r * sizeof(int8_t))
+                    r_c = <int8_t*>_grow(r_c, cap_r * sizeof(int8_t))
+                if f_next[top] < node.nchild:
+                    ch = &self.table.children[node.first + f_next[top]]
+                    f_next[top] += 1
+                    root.c_apply(ch.action)
+                    if root.c_terminal():
+                        tv = terminal_value(root)
+                        ckey = root.c_hash()
+                        if terminals and ckey not in terminal_seen and emitted < limit:
+                            terminal_seen.add(ckey)
+                            emit(root, tv, True)
+                            emitted += 1
+                        r_v[rtop] = tv
+                        r_r[rtop] = 1
+                        r_c[rtop] = _sign(root.c_value())
+                        rtop += 1
+                        root.c_undo()
+                        continue
+                    ckey = root.c_hash()
+                    cached = done.get(ckey)
+                    if cached is not None:
+                        r_v[rtop], r_r[rtop], r_c[rtop] = cached
+                        rtop += 1
+                        root.c_undo()
+                        continue
+                    cidx = -1 if (ckey in on_path or emitted >= limit) \
+                        else self.table.c_find_index(ckey)
+                    if cidx < 0:
+                        r_v[rtop] = ch.v
+                        r_r[rtop] = ch.r
+                        r_c[rtop] = ch.c
+                        rtop += 1
+                        root.c_undo()
+                        continue
+                    on_path.add(ckey)
+                    top += 1
+                    if top >= cap_f:
+                        cap_f *= 2
+                        f_node = <int64_t*>_grow(f_node, cap_f * sizeof(int64_t))
+                        f_key = <uint64_t*>_grow(f_key, cap_f * sizeof(uint64_t))
+                        f_next = <int*>_grow(f_next, cap_f * sizeof(int))
+                        f_start = <int64_t*>_grow(f_start, cap_f * sizeof(int64_t))
+                    f_node[top] = cidx
+                    f_key[top] = ckey
+                    f_next[top] = 0
+                    f_start[top] = rtop
+                    continue
+                # every child is known: value this state, emit it, return to the parent
+                key = f_key[top]
+                start = f_start[top]
+                n = rtop - start
+                realised = -1
+                if fixed is not None and node.player == CHANCE:
+                    realised = fixed.get(key, -1)
+                value, resolved, comp = _backed_up(
+                    node, &self.table.children[node.first], r_v + start, r_r + start,
+                    r_c + start, n, recompute, completion, realised)
+                done[key] = (value, resolved, comp)
+                if emitted < limit:
+                    emit(root, value, bool(resolved))
+                    emitted += 1
+                on_path.discard(key)
+                top -= 1
+                rtop = start
+                if top >= 0:
+                    root.c_undo()
+                    r_v[rtop] = value
+                    r_r[rtop] = resolved
+                    r_c[rtop] = comp
+                    rtop += 1
+                else:
+                    root_value = value
+        finally:
+            while top > 0:          # an exception inside: restore the state
+                root.c_undo()
+                top -= 1
+            free(f_node)
+            free(f_key)
+            free(f_next)
+            free(f_start)
+            free(r_v)
+            free(r_r)
+            free(r_c)
+        return root_value
 
     def learning_data(self, GameState root, int limit=1000000, bint terminals=True,
                       symmetries=None):

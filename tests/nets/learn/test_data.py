@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.data import ReplayMemory, StateStore, draw_outcome, walk_tree
+from descent.nets.learn.data import ReplayMemory, StateStore, draw_outcome
 from descent.nets.learn.heuristics import Reinforcement, reinforcement_for
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from tests.nets.learn.conftest import all_states, solve
 
@@ -55,8 +56,7 @@ def test_tree_learning_data_is_the_search_trees_values(spec: str) -> None:
     state, runner = _searched(spec)
     table = runner.impl.table
     syms = list(range(state.num_symmetries))
-    planes, values, resolved = runner.impl.learning_data(
-        state, terminals=True, symmetries=syms)
+    planes, values, resolved = runner.learning_data(state, terminals=True, symmetries=syms)
     reinf = reinforcement_for(state, "gain")
     store = StateStore(state, syms)
     seen: list[tuple[int, float]] = []
@@ -65,7 +65,7 @@ def test_tree_learning_data_is_the_search_trees_values(spec: str) -> None:
         store.put(s, v, r)
         seen.append((s.hash, v))
 
-    walk_tree(table, state, reinf, emit, recompute=False)
+    runner.walk_tree(state, reinf.terminal, emit, recompute=False)
     # every non-terminal state carries the value stored in the table
     for key, value in seen:
         node = table.node(key)
@@ -99,11 +99,11 @@ def test_determinized_chance_state_takes_its_realised_childs_value() -> None:
         state.undo()
     assert chance_key is not None
     got: dict[int, float] = {}
-    walk_tree(table, state, reinf, lambda s, v, r: got.__setitem__(s.hash, v),
-              recompute=False, fixed={chance_key: realised[0]})
+    runner.walk_tree(state, reinf.terminal, lambda s, v, r: got.__setitem__(s.hash, v),
+                     recompute=False, fixed={chance_key: realised[0]})
     plain: dict[int, float] = {}
-    walk_tree(table, state, reinf, lambda s, v, r: plain.__setitem__(s.hash, v),
-              recompute=False)
+    runner.walk_tree(state, reinf.terminal, lambda s, v, r: plain.__setitem__(s.hash, v),
+                     recompute=False)
     assert plain[chance_key] == pytest.approx(expectation)
     # the realised child: its stored value when it was expanded, else its evaluation
     child_value = None
@@ -122,9 +122,9 @@ def test_determinized_chance_state_takes_its_realised_childs_value() -> None:
     assert got[chance_key] != pytest.approx(plain[chance_key])
     # with values backed up again, the parents of the fixed chance state see it too
     backed: dict[int, float] = {}
-    root_value = walk_tree(table, state, reinf,
-                           lambda s, v, r: backed.__setitem__(s.hash, v), recompute=True,
-                           fixed={chance_key: realised[0]})
+    root_value = runner.walk_tree(state, reinf.terminal,
+                                  lambda s, v, r: backed.__setitem__(s.hash, v),
+                                  recompute=True, fixed={chance_key: realised[0]})
     assert root_value is not None and backed[state.hash] == root_value
 
 
@@ -182,3 +182,33 @@ def test_reinforcement_heuristics_values_and_applicability() -> None:
     diff = ewn.cubes_left(0) - ewn.cubes_left(1)  # type: ignore[attr-defined]
     assert presence == pytest.approx((gain + 0.5 * diff / 6) / 1.5)
     assert math.isfinite(presence)
+
+
+@pytest.mark.parametrize("search", ["descent", "ubfm"])
+def test_a_solved_tree_backs_up_the_solved_value(search: str) -> None:
+    """Hex 3x3 is a first-player win: searched to resolution, the tree's values backed
+    up again from its terminal states give the root +1, resolved, and every state the walk
+    emits once, after its subtree (post-order: the root last)."""
+    state = make_game("hex(size=3)").new_initial_state()
+    runner = make_search(search, ZeroEvaluator(), SearchParams(hash_mb=8))
+    result = runner.run(state, Stopper(iterations=100000))
+    assert result.resolved and result.value == 1.0
+    order: list[tuple[int, float, bool]] = []
+    root_value = runner.walk_tree(state, reinforcement_for(state, "gain").terminal,
+                                  lambda s, v, r: order.append((s.hash, v, r)),
+                                  recompute=True, terminals=False)
+    assert root_value == 1.0
+    assert order[-1] == (state.hash, 1.0, True)
+    assert len({key for key, _, _ in order}) == len(order)      # each state once
+    assert state.ply == 0                                        # restored
+    # a depth heuristic changes the terminal values the walk backs up, not the winner
+    depth = reinforcement_for(state, "depth_add")
+    deep = runner.walk_tree(state, depth.terminal, lambda *_: None, recompute=True)
+    assert deep is not None and deep > 1.0
+
+
+def test_the_tree_api_refuses_a_search_without_a_tree() -> None:
+    state = make_game("einstein").new_initial_state()
+    runner = make_search("expectiminimax", ZeroEvaluator(), SearchParams(hash_mb=8))
+    with pytest.raises(ValueError, match="keeps no tree"):
+        runner.walk_tree(state, float, lambda *_: None, recompute=True)
