@@ -40,7 +40,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as handle:
+        encoding = "utf-8" if mode == "w" else None
+        with os.fdopen(fd, mode, encoding=encoding) as handle:
             yield handle
             handle.flush()
             if durable:

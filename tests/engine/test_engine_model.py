@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("torch")
+import torch  # noqa: F401
 
 from descent.engine.engine import Engine  # noqa: E402
 from descent.engine.limits import Limits  # noqa: E402

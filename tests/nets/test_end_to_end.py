@@ -94,15 +94,7 @@ def test_einstein_full_game_with_ubfms(einstein_model: LoadedModel, backend: str
     assert plies >= 4 and evaluator.positions > 0
 
 
-def expectimax_or_skip() -> None:
-    try:
-        import descent.search_cy.search.expectimax  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"search_cy.search.expectimax does not import yet: {exc}")
-
-
 def test_einstein_full_game_with_expectiminimax(einstein_model: LoadedModel) -> None:
-    expectimax_or_skip()
     model = reload(einstein_model)
     state = model.game.new_initial_state()
     evaluator = network_evaluator(path_of(model), state, backend="onnxruntime")
@@ -111,7 +103,6 @@ def test_einstein_full_game_with_expectiminimax(einstein_model: LoadedModel) -> 
 
 
 def test_hex5_full_game_with_expectiminimax(hex5_model: LoadedModel) -> None:
-    expectimax_or_skip()
     model = reload(hex5_model)
     state = model.game.new_initial_state()
     evaluator = CachedEvaluator(network_evaluator(path_of(model), state, backend="onnxruntime"),

@@ -27,7 +27,8 @@ def input_shape(game: str) -> tuple[int, int, int]:
 @pytest.mark.parametrize(("game", "name"), CASES)
 def test_torch_module_has_the_preset_shapes_and_one_value_per_position(game: str,
                                                                         name: str) -> None:
-    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    import torch
+
     from descent.nets.models import ValueNet, module_from_weights, weights_from_module
 
     arch = preset(game, name)
@@ -56,7 +57,8 @@ def test_paper_presets_are_the_papers_networks() -> None:
 
 
 def test_plain_family_and_linear_output() -> None:
-    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    import torch
+
     from descent.nets.models import module_from_weights
 
     arch = preset("hex", "cpu", output="linear")

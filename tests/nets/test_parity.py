@@ -23,7 +23,8 @@ def session(proto_bytes: bytes) -> ort.InferenceSession:
 
 @pytest.mark.parametrize(("game", "name", "output"), CASES)
 def test_torch_and_onnxruntime_agree(game: str, name: str, output: str) -> None:
-    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    import torch
+
     from descent.nets.models import module_from_weights
 
     model = make_model(SPECS[game], preset(game, name, output), seed=4)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
@@ -43,14 +42,8 @@ from descent.protocols.mqtt import (
     parse_broker,
     parse_request,
 )
-from descent.tools.bench_protocol import Mosquitto, find_mosquitto
+from descent.tools.bench_protocol import Mosquitto
 
-needs_broker = pytest.mark.skipif(
-    find_mosquitto() is None,
-    reason="the mosquitto broker is not installed (Debian: apt-get install mosquitto; "
-           ".ci/run installs it)")
-needs_gtp = pytest.mark.skipif(importlib.util.find_spec("descent.protocols.gtp") is None,
-                               reason="protocols.gtp (the Hex GTP protocol) is not built yet")
 GAME = "hex(size=5)"
 TIMEOUT = 30.0
 
@@ -247,8 +240,6 @@ def stones(board_reply: str) -> int:
 
 # -- the engine over MQTT -----------------------------------------------------------------
 
-@needs_broker
-@needs_gtp
 def test_gtp_session_ids_duplicates_status_and_quit(broker: Mosquitto, tmp_path: Path) -> None:
     async def scenario() -> None:
         with process(play_mqtt(broker.address, "test1", tmp_path / "engine.log")) as proc:
@@ -289,8 +280,6 @@ def test_gtp_session_ids_duplicates_status_and_quit(broker: Mosquitto, tmp_path:
     asyncio.run(scenario())
 
 
-@needs_broker
-@needs_gtp
 def test_last_will_says_offline_when_the_engine_is_killed(broker: Mosquitto,
                                                           tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -305,8 +294,6 @@ def test_last_will_says_offline_when_the_engine_is_killed(broker: Mosquitto,
     asyncio.run(scenario())
 
 
-@needs_broker
-@needs_gtp
 @pytest.mark.parametrize("outage", ["restart", "crash"])
 def test_broker_restart_mid_game_loses_and_repeats_nothing(broker: Mosquitto, tmp_path: Path,
                                                             outage: str) -> None:
@@ -350,9 +337,6 @@ def test_broker_restart_mid_game_loses_and_repeats_nothing(broker: Mosquitto, tm
     asyncio.run(scenario())
 
 
-@needs_broker
-@pytest.mark.skipif(importlib.util.find_spec("descent.protocols.uci") is None,
-                    reason="protocols.uci (dice chess UCI) is not built yet")
 def test_uci_search_output_carries_the_go_request_id(broker: Mosquitto,
                                                      tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -389,8 +373,7 @@ def test_uci_search_output_carries_the_go_request_id(broker: Mosquitto,
 
 def password_broker(tmp_path: Path) -> Mosquitto:
     passwd = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
-    if not Path(passwd).exists():
-        pytest.skip("mosquitto_passwd is not installed (package mosquitto)")
+    assert Path(passwd).exists(), "mosquitto_passwd is missing (Debian package mosquitto)"
     password_file = tmp_path / "passwords"
     subprocess.run([passwd, "-c", "-b", str(password_file), "referee", "s3cret"],
                    check=True, capture_output=True)
@@ -399,8 +382,6 @@ def password_broker(tmp_path: Path) -> Mosquitto:
                      extra=["allow_anonymous false", f"password_file {password_file}"])
 
 
-@needs_broker
-@needs_gtp
 def test_username_and_password_accepted(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         engine = play_mqtt(address, "authed", tmp_path / "engine.log",
@@ -417,8 +398,6 @@ def test_username_and_password_accepted(tmp_path: Path) -> None:
         asyncio.run(scenario(broker.address))
 
 
-@needs_broker
-@needs_gtp
 @pytest.mark.parametrize("credentials", [["--mqtt-username", "referee", "--mqtt-password",
                                           "wrong"], []])
 def test_wrong_or_missing_credentials_end_the_engine(tmp_path: Path,
@@ -435,8 +414,7 @@ def test_wrong_or_missing_credentials_end_the_engine(tmp_path: Path,
 
 def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
     openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl is not installed: cannot make a test certificate")
+    assert openssl is not None, "openssl is missing: it makes the test certificates"
     folder.mkdir(parents=True, exist_ok=True)
     ca_key, ca, key, csr, cert = (folder / n for n in
                                   ("ca.key", "ca.pem", "server.key", "server.csr",
@@ -457,8 +435,6 @@ def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
     return ca, cert, key
 
 
-@needs_broker
-@needs_gtp
 def test_tls_with_a_ca_file(tmp_path: Path) -> None:
     ca, cert, key = make_certificates(tmp_path / "certs")
 
@@ -488,8 +464,6 @@ def bridge(broker: str, engine_id: str, log: Path, *command: str,
                    "--framing", framing, "--", *command, log=log)
 
 
-@needs_broker
-@needs_gtp
 def test_bridge_puts_a_stdio_gtp_engine_on_the_topics(broker: Mosquitto,
                                                       tmp_path: Path) -> None:
     wrapped = [sys.executable, "-m", "descent", "play", "--game", GAME, "--seed", "1",
@@ -517,7 +491,6 @@ def test_bridge_puts_a_stdio_gtp_engine_on_the_topics(broker: Mosquitto,
     asyncio.run(scenario())
 
 
-@needs_broker
 def test_bridge_line_framing_tags_output_with_the_last_request(broker: Mosquitto,
                                                                tmp_path: Path) -> None:
     shout = [sys.executable, "-u", "-c",
@@ -595,7 +568,6 @@ class SlowProtocol(LineProtocol):
         self.release.set()
 
 
-@needs_broker
 def test_blocking_commands_run_off_the_network_thread(broker: Mosquitto) -> None:
     options = MqttOptions("127.0.0.1", broker.port, "inproc")
     server = MqttEngineServer(SlowProtocol, Engine(Settings(game=GAME, hash_mb=16)), options)
@@ -716,10 +688,6 @@ def test_fuzz_every_request_gets_one_well_formed_answer(batch: list[bytes]) -> N
 
 
 def test_bench_protocol_runs_briefly(tmp_path: Path) -> None:
-    if find_mosquitto() is None:
-        pytest.skip("the mosquitto broker is not installed")
-    if importlib.util.find_spec("descent.protocols.gtp") is None:
-        pytest.skip("protocols.gtp (the Hex GTP protocol) is not built yet")
     result = subprocess.run([sys.executable, "-m", "descent.tools.bench_protocol", "--n", "12",
                              "--game", GAME, "--json"], capture_output=True, text=True,
                             timeout=120, env={**os.environ})

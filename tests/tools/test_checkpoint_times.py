@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
+import torch  # noqa: F401
 
 
 def test_times_the_checkpoints_of_a_copy_and_removes_it(

@@ -7,9 +7,8 @@ from __future__ import annotations
 import random
 import sys
 
+import pyspiel  # noqa: F401
 import pytest
-
-pytest.importorskip("pyspiel")
 
 from descent.search_cy.games.einstein import EinsteinState  # noqa: E402
 from descent.search_cy.games.registry import make_game  # noqa: E402

@@ -125,7 +125,8 @@ def test_fit_scores() -> None:
 
 def test_scores_a_terminal_run_and_refuses_another(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
+    import torch  # noqa: F401
+
     from descent.nets.learn.trainer import Trainer
     from descent.tools.outcome_fit import main
     from tests.nets.learn.conftest import tiny_config

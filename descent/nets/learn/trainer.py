@@ -31,7 +31,6 @@ resumed writes the same metrics as one that was not (wall-clock fields aside).
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable
@@ -541,8 +540,3 @@ def train(cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,
     """Runs (or resumes) a training run; the last metrics record. Blocks."""
     trainer = Trainer(cfg, run_dir, resume=resume, stream=stream)
     return trainer.run(stop_after=stop_after)
-
-
-def nan_free(record: dict[str, Any]) -> bool:
-    """Whether a metrics record's numbers are all finite (a sanity check)."""
-    return all(not (isinstance(v, float) and not math.isfinite(v)) for v in record.values())

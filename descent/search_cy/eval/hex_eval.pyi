@@ -1,8 +1,11 @@
 """Type stubs of hex_eval.pyx."""
 
+from typing_extensions import disjoint_base
+
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.search.evaluator import HeuristicEvaluator
 
+@disjoint_base
 class HexEvaluator(HeuristicEvaluator):
     def __init__(self) -> None: ...
     def two_distances(

@@ -4,10 +4,12 @@ from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import HeuristicEvaluator
 
+@disjoint_base
 class MLPEvaluator(HeuristicEvaluator):
     symmetry: int
     list_form: bool

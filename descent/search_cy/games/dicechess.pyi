@@ -1,6 +1,6 @@
 """Type stubs of the compiled dice chess kernel (dicechess.pyx)."""
 
-from typing import Any
+from typing import Any, Self, final
 
 from descent.search_cy.games.state import GameState
 
@@ -10,8 +10,9 @@ START_FEN: str
 PIECE_LETTERS: str
 PIECE_NAMES: tuple[str, ...]
 
+@final
 class DiceChessState(GameState):
-    def __init__(self, game: Any, nomove: str = "reroll", castle: str = "king") -> None: ...
+    def __new__(cls, game: Any, nomove: str = "reroll", castle: str = "king") -> Self: ...
     def set_fen(self, text: str) -> None: ...
     @property
     def nomove(self) -> str: ...

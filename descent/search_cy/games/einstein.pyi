@@ -1,17 +1,22 @@
 """Type stubs of the compiled EinStein wurfelt nicht! kernel (einstein.pyx)."""
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
+
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 
 SETUP_MODES: tuple[str, ...]
 SIDES: tuple[str, ...]
+SIDE_NAMES: tuple[str, ...]
+PHASE_NAMES: tuple[str, ...]
 
+@disjoint_base
 class EinsteinState(GameState):
-    def __init__(
-        self, game: Any, setup: str = "random", first: str = "red", merge_dice: bool = False
-    ) -> None: ...
+    def __new__(
+        cls, game: Any, setup: str = "random", first: str = "red", merge_dice: bool = False
+    ) -> Self: ...
     @property
     def setup(self) -> str: ...
     @property

@@ -1,11 +1,14 @@
 """Type stubs of the compiled Hex kernel (hex.pyx)."""
 
-from typing import Any
+from typing import Any, Self
+
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 
+@disjoint_base
 class HexState(GameState):
-    def __init__(self, game: Any, size: int, swap: bool) -> None: ...
+    def __new__(cls, game: Any, size: int, swap: bool) -> Self: ...
     @property
     def size(self) -> int: ...
     def cell(self, row: int, col: int) -> int: ...

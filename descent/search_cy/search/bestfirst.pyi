@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
@@ -14,6 +15,9 @@ from descent.search_cy.search.tree import TreeTable
 
 def fixed_outcome(state: GameState, seed: int) -> int: ...
 
+TERMINAL_KINDS: dict[str, int]
+
+@disjoint_base
 class BestFirstSearch:
     table: TreeTable
     params: Any

@@ -2,8 +2,11 @@
 
 from typing import Any
 
+from typing_extensions import disjoint_base
+
 from descent.search_cy.search.evaluator import Evaluator
 
+@disjoint_base
 class CachedEvaluator(Evaluator):
     inner: Evaluator
     entries: int

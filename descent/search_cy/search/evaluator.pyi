@@ -5,9 +5,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 
+@disjoint_base
 class Evaluator:
     lo: float
     hi: float
@@ -20,6 +22,7 @@ class Evaluator:
 class HeuristicEvaluator(Evaluator): ...
 class ZeroEvaluator(HeuristicEvaluator): ...
 
+@disjoint_base
 class BatchEvaluator(Evaluator):
     symmetry: int
     def __init__(

@@ -1,5 +1,6 @@
 """Type stubs of expectimax.pyx."""
 
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
@@ -8,6 +9,9 @@ from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.ttable import TranspositionTable
 
+TERMINAL_KINDS: dict[str, int]
+
+@disjoint_base
 class Expectiminimax:
     evaluator: Evaluator
     heuristic_path: bool

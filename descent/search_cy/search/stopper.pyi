@@ -1,5 +1,8 @@
 """Type stubs of stopper.pyx."""
 
+from typing_extensions import disjoint_base
+
+@disjoint_base
 class Stopper:
     time_limit: float
     max_nodes: int

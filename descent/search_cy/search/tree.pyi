@@ -1,8 +1,11 @@
 """Type stubs of tree.pyx."""
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
+from typing_extensions import disjoint_base
+
+@disjoint_base
 class TreeTable:
     max_nodes: int
     arena_children: int
@@ -12,8 +15,8 @@ class TreeTable:
     lookups: int
     hits: int
     compactions: int
-    def __init__(self, hash_mb: float = 64.0) -> None: ...
-    def clear(self) -> None: ...
+    def __new__(cls, hash_mb: float = 64.0) -> Self: ...
+    def clear(self) -> Self: ...
     def __len__(self) -> int: ...
     def usage(self) -> float: ...
     def node(self, key: int) -> tuple[Any, ...] | None: ...

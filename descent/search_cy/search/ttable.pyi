@@ -1,6 +1,8 @@
 """Type stubs of ttable.pyx."""
 
-from typing import Any
+from typing import Any, Self
+
+from typing_extensions import disjoint_base
 
 EXACT: int
 LOWER: int
@@ -8,6 +10,7 @@ UPPER: int
 ENTRY_BYTES: int
 BUCKET_BYTES: int
 
+@disjoint_base
 class TranspositionTable:
     n_buckets: int
     bytes: int
@@ -18,7 +21,7 @@ class TranspositionTable:
     writes: int
     replaced: int
     generation: int
-    def __init__(self, hash_mb: int = 64) -> None: ...
+    def __new__(cls, hash_mb: int = 64) -> Self: ...
     @property
     def capacity(self) -> int: ...
     def __len__(self) -> int: ...
@@ -30,7 +33,7 @@ class TranspositionTable:
         bound: int,
         move: int = -1,
         resolved: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     def probe(self, key: int) -> dict[str, Any] | None: ...
     def bucket_of(self, key: int) -> int: ...
     def new_generation(self) -> None: ...

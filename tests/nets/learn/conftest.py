@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
-
-torch = pytest.importorskip("torch", reason="training needs torch (the 'torch' extra)")
 
 
 def tiny_config(game: str = "hex(size=3)", **changes: Any) -> Any:

@@ -196,7 +196,8 @@ def test_selection_view_normalises_and_marks_proven_results() -> None:
 
 @pytest.mark.parametrize("spec", ["hex(size=5)", "einstein", "dicechess"])
 def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
-    pytest.importorskip("onnxruntime")
+    import onnxruntime  # noqa: F401
+
     from descent.nets.encoding import encode_batch, sample_positions
 
     game = make_game(spec)

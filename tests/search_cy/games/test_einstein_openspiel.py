@@ -28,9 +28,8 @@ from __future__ import annotations
 import itertools
 import random
 
+import pyspiel
 import pytest
-
-pyspiel = pytest.importorskip("pyspiel")
 
 from descent.search_cy.games.einstein import EinsteinState  # noqa: E402
 from descent.search_cy.games.registry import make_game  # noqa: E402

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import random
 
+import pyspiel
 import pytest
-
-pyspiel = pytest.importorskip("pyspiel")
 
 from descent.search_cy.games.registry import make_game  # noqa: E402
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pyspiel
 import pytest
 
 from descent.search_cy.games import playout
 from descent.search_cy.games.registry import make_game
-
-pyspiel = pytest.importorskip("pyspiel")
 
 GAMES = 20
 CASES = [
