@@ -56,7 +56,6 @@ def configure_export(p: argparse.ArgumentParser) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     import numpy as np
-    import onnx
     import onnxruntime as ort
 
     from descent.nets.encoding import encode_batch, sample_positions
@@ -76,7 +75,7 @@ def run_export(args: argparse.Namespace) -> int:
     print(model.describe())
     out = Path(args.onnx)
     with atomic_write(out) as handle:
-        onnx.save(build_onnx(model), handle)
+        handle.write(build_onnx(model).SerializeToString())
     print(f"onnx: wrote {out} ({out.stat().st_size} bytes, input {INPUT} "
           f"(batch, {', '.join(map(str, model.input_shape))}))")
 

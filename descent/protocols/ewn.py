@@ -32,8 +32,10 @@ Commands (the table ``EwnProtocol.commands``):
 * ``time_settings M B S`` (GTP: main time, Canadian byo-yomi block time and stones;
   ``B > 0, S = 0`` or no time at all means no limit) and ``time_left C T S`` (GTP) or
   MoHex's ``time_left [C [T]]`` (no time: report the clocks).
-* ``descent-strength [LEVEL]`` and ``param_descent [strength LEVEL]``: the playing strength
-  (``search_cy/search/strength.py``: max, master, ..., random, or 0..20).
+* ``descent-strength [LEVEL]``: the playing strength (``search_cy/search/strength.py``:
+  max, master, ..., random, or 0..20).
+* ``param_descent [NAME VALUE]``: the engine's option table (docs/options.md), every
+  ``NAME VALUE`` line, or one option set.
 
 Without time settings (or with "no limit" ones) a move gets ``DEFAULT_MOVE_TIME`` seconds;
 with ``--nodes-per-second`` every time budget becomes a node budget, which makes games

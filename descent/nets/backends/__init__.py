@@ -125,6 +125,28 @@ def split_batches(run: Any, batch: Batch, max_batch: int) -> Values:
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
+class ChunkedBackend:
+    """The one batch ``evaluate`` of the backends that run a runtime call per chunk
+    (onnxruntime, torch, tensorrt): the batch is checked, made C-contiguous and split
+    into chunks of at most ``max_batch``. Subclasses set ``shape`` and ``max_batch`` and
+    implement ``_run`` (one chunk)."""
+
+    shape: tuple[int, int, int]
+    max_batch: int
+
+    def evaluate(self, batch: Batch) -> Values:
+        """Values of a float32 batch (n, planes, H, W). Blocks while the runtime runs."""
+        check_batch(batch, self.shape)
+        return split_batches(self._run, self._prepare(batch), self.max_batch)
+
+    def _prepare(self, batch: Batch) -> Batch:
+        """The batch as the runtime reads it (C-contiguous; a copy only when it is not)."""
+        return batch if batch.flags.c_contiguous else np.ascontiguousarray(batch)
+
+    def _run(self, batch: Batch) -> Values:
+        raise NotImplementedError
+
+
 def check_batch(batch: Batch, shape: tuple[int, int, int]) -> None:
     if batch.ndim != 4 or tuple(batch.shape[1:]) != shape:
         raise ValueError(f"batch shape {tuple(batch.shape)}, the model reads (n, "

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, Values, check_batch, split_batches
+from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
 from descent.nets.modelfile import LoadedModel
 from descent.nets.onnx_graph import INPUT, OUTPUT, build_onnx
 
@@ -32,7 +32,7 @@ def probe() -> tuple[bool, str]:
     return True, f"onnxruntime {ort.__version__}, providers {shown}"
 
 
-class OrtBackend:
+class OrtBackend(ChunkedBackend):
     name = "onnxruntime"
 
     def __init__(self, model: LoadedModel, *, device: str = "auto", precision: str = "fp32",
@@ -80,12 +80,6 @@ class OrtBackend:
         binding.bind_output(OUTPUT, "cpu", 0, np.float32, [n], self._out.ctypes.data)
         self.session.run_with_iobinding(binding)
         return self._out[:n].copy()
-
-    def evaluate(self, batch: Batch) -> Values:
-        check_batch(batch, self.shape)
-        if not batch.flags.c_contiguous:
-            batch = np.ascontiguousarray(batch)
-        return split_batches(self._run, batch, self.max_batch)
 
     def describe(self) -> str:
         return (f"onnxruntime on {self.device}, {self.precision}, max batch {self.max_batch}, "

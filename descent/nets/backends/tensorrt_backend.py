@@ -35,10 +35,9 @@ import numpy as np
 from descent.nets.backends import (
     DEFAULT_MAX_BATCH,
     Batch,
+    ChunkedBackend,
     Values,
     cache_dir,
-    check_batch,
-    split_batches,
 )
 from descent.nets.files import atomic_write_bytes
 from descent.nets.modelfile import LoadedModel
@@ -188,7 +187,7 @@ def cached_engine(model: LoadedModel, precision: str, max_batch: int, opt_batch:
     return plan, path, True
 
 
-class TensorRTBackend:
+class TensorRTBackend(ChunkedBackend):
     name = "tensorrt"
 
     def __init__(self, model: LoadedModel, *, device: str = "auto", precision: str = "fp32",
@@ -253,12 +252,6 @@ class TensorRTBackend:
                                       kinds.cudaMemcpyDeviceToHost, self._stream))
         _check(cudart.cudaStreamSynchronize(self._stream))
         return self._out[:n].copy()
-
-    def evaluate(self, batch: Batch) -> Values:
-        check_batch(batch, self.shape)
-        if not batch.flags.c_contiguous:
-            batch = np.ascontiguousarray(batch)
-        return split_batches(self._run, batch, self.max_batch)
 
     def describe(self) -> str:
         return (f"tensorrt on {self.device}, {self.precision}, max batch {self.max_batch}, "

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, Values, check_batch, split_batches
+from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
 from descent.nets.modelfile import LoadedModel
 
 
@@ -30,7 +30,7 @@ def probe() -> tuple[bool, str]:
     return True, f"torch {torch.__version__}, devices {devices}"
 
 
-class TorchBackend:
+class TorchBackend(ChunkedBackend):
     name = "torch"
 
     def __init__(self, model: LoadedModel, *, device: str = "auto", precision: str = "fp32",
@@ -83,12 +83,11 @@ class TorchBackend:
             out: Values = y.to("cpu", torch.float32).numpy().astype(np.float32, copy=True)
             return out
 
-    def evaluate(self, batch: Batch) -> Values:
-        check_batch(batch, self.shape)
+    def _prepare(self, batch: Batch) -> Batch:
         if not batch.flags.c_contiguous or not batch.flags.writeable:
             # from_numpy wants a writeable array; the copy is the exception, not the rule
-            batch = np.array(batch, dtype=np.float32, order="C")
-        return split_batches(self._run, batch, self.max_batch)
+            return np.array(batch, dtype=np.float32, order="C")
+        return batch
 
     def describe(self) -> str:
         return f"torch on {self.device}, {self.precision}, max batch {self.max_batch}"

@@ -14,7 +14,8 @@ from libc.math cimport tanh
 from libc.stdint cimport uint64_t
 
 from descent.search_cy.games.state cimport GameState
-from descent.search_cy.games.dicechess cimport DiceChessState
+from descent.search_cy.games.dicechess cimport (
+    DiceChessState, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING, NOMOVE_REROLL, NOMOVE_FREE)
 from descent.search_cy.search.evaluator cimport HeuristicEvaluator
 
 cdef extern from *:
@@ -31,14 +32,6 @@ cdef extern from *:
     int dce_msb(uint64_t x) noexcept nogil
 
 cdef enum:
-    PAWN = 1
-    KNIGHT = 2
-    BISHOP = 3
-    ROOK = 4
-    QUEEN = 5
-    KING = 6
-    NOMOVE_REROLL = 0
-    NOMOVE_FREE = 2
     MOBILITY_CP = 3          # per pseudo-legal move of a knight, bishop, rook or queen
 
 cdef uint64_t RANK_1 = 0xFF

@@ -2,6 +2,19 @@
 from libc.stdint cimport uint64_t, int8_t, int16_t
 from descent.search_cy.games.state cimport GameState
 
+# Piece types (the roll of a die names one), nomove rules: one table for the kernel and
+# its evaluator. A piece code on the board is colour * 8 + type.
+cdef enum:
+    PAWN = 1
+    KNIGHT = 2
+    BISHOP = 3
+    ROOK = 4
+    QUEEN = 5
+    KING = 6
+    NOMOVE_REROLL = 0
+    NOMOVE_PASS = 1
+    NOMOVE_FREE = 2
+
 # One record per applied action (chance outcome or move): what undo needs to restore the
 # state in O(1) without replaying.
 cdef struct DCUndo:

@@ -55,15 +55,6 @@ cdef extern from *:
     int dc_ctz(uint64_t x) noexcept nogil
 
 cdef enum:
-    PAWN = 1
-    KNIGHT = 2
-    BISHOP = 3
-    ROOK = 4
-    QUEEN = 5
-    KING = 6
-    NOMOVE_REROLL = 0
-    NOMOVE_PASS = 1
-    NOMOVE_FREE = 2
     MAX_ACTIONS = 320
     NUM_PLANES = 24
     DRAW = 2
