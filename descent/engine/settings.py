@@ -63,10 +63,6 @@ class Settings:
         if self.move_overhead_ms < 0:
             raise ValueError("move_overhead_ms must be >= 0")
 
-    @property
-    def game_name(self) -> str:
-        return self.game.split("(", 1)[0].strip()
-
 
 def _convert(name: str, kind: Any, raw: Any) -> Any:
     target = kind if isinstance(kind, type) else {"int": int, "float": float, "bool": bool,

@@ -4,7 +4,7 @@ segments, ONNX exports, TensorRT engines, plots and caches all go through one wr
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +26,18 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new temporary file in ``target``'s folder, created with mode 0666 less the umask
+    (as ``open`` would create ``target`` itself; ``tempfile.mkstemp`` would make it 0600)."""
+    for _ in range(100):
+        tmp = str(target.parent / f"{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file beside {target}")
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
                  durable: bool = True) -> Iterator[IO[Any]]:
@@ -38,7 +50,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
         raise ValueError(f"atomic_write writes whole files: mode 'wb' or 'w', not {mode!r}")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    fd, tmp = _create_beside(target)
     try:
         encoding = "utf-8" if mode == "w" else None
         with os.fdopen(fd, mode, encoding=encoding) as handle:

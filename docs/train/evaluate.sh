@@ -3,7 +3,8 @@
 # the search the engine gives it by default; "heuristic" is the same search with the C
 # heuristic (model=none) at the same time per move. OpenSpiel's MCTS bots take a number
 # of simulations, not a clock: HEX_SIMS / EWN_SIMS are set so that their mean time per
-# move (printed by tools/move_times.py from the records) matches the time per move.
+# move (printed by descent/tools/move_times.py from the records) matches the time per move.
+# Run it from the repository root: the OpenSpiel bots are test helpers (tests/helpers/bots).
 #
 #   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet [HEX11.dnet]
 #   ONLY="einstein dicechess" bash docs/train/evaluate.sh ...    # some games only
@@ -21,7 +22,7 @@ PY=${PYTHON:-python}
 mkdir -p "$out"
 
 ONLY=${ONLY:-hex einstein dicechess${hex11:+ hex11}}
-arena() { "$PY" -m engine arena --quiet -j "$JOBS" "$@"; }
+arena() { "$PY" -m descent arena --quiet -j "$JOBS" "$@"; }
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # Hex 7x7: every one-move opening with each colour (98 games), 200 ms a move
@@ -65,8 +66,8 @@ arena "net@descent:search=expectiminimax,model=$dc" \
     "heuristic@descent:search=expectiminimax,model=none" \
     --game dicechess --games 40 --tc 100ms --out "$out/dicechess-heuristic" \
     | tee "$out/dicechess-heuristic.txt"
-"$PY" -m tools.material_baseline --model "$dc" --tc 0.1 --games 40 \
+"$PY" -m descent.tools.material_baseline --model "$dc" --tc 0.1 --games 40 \
     | tee "$out/dicechess-material.txt"
 fi
 
-"$PY" -m tools.move_times "$out"/*/games.jsonl | tee "$out/move-times.txt"
+"$PY" -m descent.tools.move_times "$out"/*/games.jsonl | tee "$out/move-times.txt"

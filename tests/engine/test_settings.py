@@ -21,7 +21,7 @@ def test_descent_table_in_toml(tmp_path: Path) -> None:
     cfg = tmp_path / "engine.toml"
     cfg.write_text('[descent]\ngame = "einstein"\nmqtt-tls = true\n')
     s = load_settings(None, str(cfg), environ={})
-    assert s.game == "einstein" and s.mqtt_tls is True and s.game_name == "einstein"
+    assert s.game == "einstein" and s.mqtt_tls is True
 
 
 @pytest.mark.parametrize("text,message", [
