@@ -48,6 +48,9 @@ class LineProtocol:
 
     name: ClassVar[str] = ""
     commands: ClassVar[dict[str, str]] = {}
+    # the commands that start a new game: a transport's memory of answered requests
+    # (MQTT's duplicate-id cache) ends with the game
+    new_game_commands: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, engine: Engine, send: Send) -> None:
         self.engine = engine
@@ -76,6 +79,13 @@ class LineProtocol:
     def handle(self, line: str) -> bool:
         """Processes one input line, sending its reply. May block (GTP genmove)."""
         raise NotImplementedError
+
+    def starts_new_game(self, line: str) -> bool:
+        """Whether ``line`` is a command that starts a new game. Must not block."""
+        words = clean(line).split()
+        if words and words[0].isdigit():      # GTP's optional numeric id
+            words = words[1:]
+        return bool(words) and words[0].lower() in self.new_game_commands
 
     def is_urgent(self, line: str) -> bool:
         """Whether the transport must handle this line at once, even during a blocking

@@ -198,6 +198,7 @@ class EwnProtocol(GtpFramedProtocol):
 
     name: ClassVar[str] = "ewn"
     fold_case: ClassVar[bool] = True
+    new_game_commands: ClassVar[frozenset[str]] = frozenset({"clear_board"})
     commands: ClassVar[dict[str, str]] = {
         "protocol_version": "cmd_protocol_version",
         "name": "cmd_name",

@@ -233,6 +233,7 @@ class GtpProtocol(GtpFramedProtocol):
 
     name: ClassVar[str] = "gtp"
     pass_ident: ClassVar[bool] = True     # genmove and the analysis echo the request's id
+    new_game_commands: ClassVar[frozenset[str]] = frozenset({"clear_board", "boardsize"})
     commands: ClassVar[dict[str, str]] = {
         "protocol_version": "cmd_protocol_version",
         "name": "cmd_name",

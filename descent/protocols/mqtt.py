@@ -139,6 +139,8 @@ def parse_request(payload: bytes) -> list[Request]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadRequest(f"bad request: invalid JSON ({exc.msg} at {exc.pos})") from exc
+    except RecursionError as exc:     # a few KB of brackets: refused, never fatal
+        raise BadRequest("bad request: JSON nested too deeply") from exc
     if not isinstance(data, dict):
         raise BadRequest("bad request: a JSON request must be an object")
     request_id = data.get("id")
@@ -222,7 +224,10 @@ class MqttOptions:
 
 
 class ReplyCache:
-    """The messages published for the last ``CACHE_IDS`` request ids (loop thread only)."""
+    """The messages published for the last ``CACHE_IDS`` requests (loop thread only),
+    keyed on the request id and its line: a manager that numbers its requests per game
+    reuses ids with other lines, and those are new requests. The server clears it when a
+    request starts a new game, so a line repeated in the next game runs again."""
 
     def __init__(self, ids: int = CACHE_IDS, per_id: int = CACHE_MESSAGES_PER_ID) -> None:
         self._ids = ids
@@ -230,15 +235,18 @@ class ReplyCache:
         self._entries: OrderedDict[str, deque[bytes]] = OrderedDict()
 
     @staticmethod
-    def key(request_id: JsonId) -> str:
-        return json.dumps(request_id)   # "1" and 1 are different ids
+    def key(request_id: JsonId, line: str) -> str:
+        return json.dumps([request_id, line])   # "1" and 1 are different ids
 
-    def get(self, request_id: JsonId) -> list[bytes] | None:
-        entry = self._entries.get(self.key(request_id))
+    def get(self, request_id: JsonId, line: str) -> list[bytes] | None:
+        entry = self._entries.get(self.key(request_id, line))
         return None if entry is None else list(entry)
 
-    def open(self, request_id: JsonId) -> deque[bytes]:
-        key = self.key(request_id)
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def open(self, request_id: JsonId, line: str) -> deque[bytes]:
+        key = self.key(request_id, line)
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = deque(maxlen=self._per_id)
@@ -291,9 +299,11 @@ class MqttLink:
     from the cache, and publishes ``emit``-ted messages in order through outages."""
 
     def __init__(self, options: MqttOptions, on_request: Callable[[Request], None],
-                 log: Any | None = None) -> None:
+                 log: Any | None = None,
+                 starts_new_game: Callable[[str], bool] = lambda line: False) -> None:
         self.options = options
         self.on_request = on_request
+        self.starts_new_game = starts_new_game
         self.log = log or get_logger(component="mqtt")
         self.cache = ReplyCache()
         self.in_topic = options.topic("in")
@@ -309,11 +319,13 @@ class MqttLink:
 
     # -- called on the event loop thread ---------------------------------------------
 
-    def emit(self, request_id: JsonId | None, kind: str, text: str) -> None:
-        """Queues one message for the out topic (remembered for duplicates of the id)."""
+    def emit(self, request: Request | None, kind: str, text: str) -> None:
+        """Queues one message for the out topic, on behalf of ``request`` (None: no
+        request's), remembered for duplicates of a request with an id."""
+        request_id = None if request is None else request.id
         payload = message_payload(request_id, kind, text)
-        if request_id is not None:
-            self.cache.open(request_id).append(payload)
+        if request is not None and request.id is not None:
+            self.cache.open(request.id, request.line).append(payload)
         self._queue(payload)
 
     def _queue(self, payload: bytes) -> None:
@@ -345,18 +357,25 @@ class MqttLink:
             requests = parse_request(payload)
         except BadRequest as exc:
             self.log.warning("mqtt_bad_request", error=str(exc))
-            self.emit(exc.request_id, "error", str(exc))
+            self._queue(message_payload(exc.request_id, "error", str(exc)))
+            return
+        except Exception as exc:   # whatever a payload holds, it is answered and acked
+            self.log.error("mqtt_unreadable_request", error=repr(exc))
+            self._queue(message_payload(None, "error", f"bad request: {type(exc).__name__}"))
             return
         for request in requests:
             if request.id is not None:
-                cached = self.cache.get(request.id)
+                cached = self.cache.get(request.id, request.line)
                 if cached is not None:
                     self.log.info("mqtt_duplicate_request", id=request.id,
                                   republished=len(cached))
                     for payload in cached:
                         self._queue(payload)
                     continue
-                self.cache.open(request.id)
+            if self.starts_new_game(request.line):
+                self.cache.clear()
+            if request.id is not None:
+                self.cache.open(request.id, request.line)
             try:
                 self.on_request(request)
             except Exception as exc:   # a handler bug must not break the network thread
@@ -514,10 +533,10 @@ class MqttEngineServer:
         self.engine = engine
         self.options = options
         self.log = get_logger(component="mqtt")
-        self.link = MqttLink(options, self._on_request, self.log)
+        self.link = MqttLink(options, self._on_request, self.log, self._starts_new_game)
         self.protocol: LineProtocol | None = None
         self._local = threading.local()
-        self._async_id: JsonId | None = None
+        self._async_request: Request | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._jobs: queue.Queue[Request | None] = queue.Queue()
         self._long_lived: set[threading.Thread] = set()
@@ -531,21 +550,24 @@ class MqttEngineServer:
         if captured is not None:
             captured.append(text)
             return
-        pinned: tuple[JsonId | None] | None = getattr(self._local, "async_id", None)
+        pinned: tuple[Request | None] | None = getattr(self._local, "async_request", None)
         if pinned is None:
-            pinned = (self._async_id,)
+            pinned = (self._async_request,)
             if threading.current_thread() not in self._long_lived:
-                # a search thread keeps the id it first spoke under: the closing line of
-                # an analysis, printed while the next command runs, is still its own
-                self._local.async_id = pinned
+                # a search thread keeps the request it first spoke under: the closing line
+                # of an analysis, printed while the next command runs, is still its own
+                self._local.async_request = pinned
         self._post(pinned[0], "output", text)
 
-    def _post(self, request_id: JsonId | None, kind: str, text: str) -> None:
+    def _starts_new_game(self, line: str) -> bool:
+        return self.protocol is not None and self.protocol.starts_new_game(line)
+
+    def _post(self, request: Request | None, kind: str, text: str) -> None:
         loop = self._loop
         try:
             if loop is None:
                 raise RuntimeError("no event loop")
-            loop.call_soon_threadsafe(self.link.emit, request_id, kind, text)
+            loop.call_soon_threadsafe(self.link.emit, request, kind, text)
         except RuntimeError:   # the loop has closed: the session is over
             self.log.warning("mqtt_output_after_close", text=text[:200])
 
@@ -562,7 +584,7 @@ class MqttEngineServer:
             self._local.captured = None
         text = "".join(captured)
         if request.id is not None or text:
-            self._post(request.id, "reply", text)
+            self._post(request, "reply", text)
         return keep is not False
 
     def _on_request(self, request: Request) -> None:
@@ -578,7 +600,7 @@ class MqttEngineServer:
             request = self._jobs.get()
             if request is None:
                 return
-            self._async_id = request.id
+            self._async_request = request
             if not self._handle(request, self.protocol.handle):
                 loop = self._loop
                 if loop is not None:

@@ -39,7 +39,10 @@ from collections import deque
 from typing import Any
 
 from descent.engine.logsetup import get_logger
-from descent.protocols.mqtt import JsonId, MqttLink, MqttOptions, Request
+from descent.protocols.mqtt import MqttLink, MqttOptions, Request
+
+NEW_GAME_GTP = frozenset({"clear_board", "boardsize"})
+NEW_GAME_LINE = frozenset({"ucinewgame"})
 
 STDOUT_LINE_LIMIT = 1 << 20
 ENGINE_EXIT_GRACE_S = 5.0
@@ -59,34 +62,43 @@ class MqttBridge:
         self.command = command
         self.framing = framing
         self.log = get_logger(component="mqtt-bridge")
-        self.link = MqttLink(options, self._on_request, self.log)
+        self.link = MqttLink(options, self._on_request, self.log, self._starts_new_game)
         self._proc: asyncio.subprocess.Process | None = None
-        self._waiting: deque[JsonId | None] = deque()   # requests whose reply is due
-        self._last_id: JsonId | None = None
+        self._waiting: deque[Request] = deque()   # requests whose reply is due
+        self._last_request: Request | None = None
+
+    def _starts_new_game(self, line: str) -> bool:
+        """The commands that start a game in the wrapped engine's protocol (the bridge
+        knows only the framing: GTP's clear_board and boardsize, UCI's ucinewgame)."""
+        words = line.split()
+        if words and words[0].isdigit():
+            words = words[1:]
+        names = NEW_GAME_GTP if self.framing == "gtp" else NEW_GAME_LINE
+        return bool(words) and words[0].lower() in names
 
     def _on_request(self, request: Request) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None or proc.returncode is not None:
-            self.link.emit(request.id, "error", "the engine process has exited")
+            self.link.emit(request, "error", "the engine process has exited")
             return
         stripped = request.line.strip()
         if self.framing == "gtp":
             if not stripped or stripped.startswith("#"):
                 if request.id is not None:
-                    self.link.emit(request.id, "reply", "")
+                    self.link.emit(request, "reply", "")
             else:
-                self._waiting.append(request.id)
-                self._last_id = request.id
+                self._waiting.append(request)
+                self._last_request = request
         else:
-            self._last_id = request.id
+            self._last_request = request
         try:
             proc.stdin.write(request.line.encode("utf-8") + b"\n")
         except (BrokenPipeError, ConnectionResetError) as exc:
             self.log.warning("bridge_stdin_closed", error=repr(exc))
 
     def _reply(self, text: str) -> None:
-        request_id = self._waiting.popleft() if self._waiting else None
-        self.link.emit(request_id, "reply", text)
+        request = self._waiting.popleft() if self._waiting else None
+        self.link.emit(request, "reply", text)
 
     async def _pump_stdout(self, stream: asyncio.StreamReader) -> None:
         block: list[str] = []
@@ -96,7 +108,7 @@ class MqttBridge:
                 break
             line = raw.decode("utf-8", "replace")
             if self.framing == "line":
-                self.link.emit(self._last_id, "output", line)
+                self.link.emit(self._last_request, "output", line)
             elif block:
                 block.append(line)
                 if not line.strip():
@@ -105,7 +117,7 @@ class MqttBridge:
             elif line[:1] in ("=", "?"):
                 block = [line]
             elif line.strip():
-                self.link.emit(self._last_id, "output", line)
+                self.link.emit(self._last_request, "output", line)
         if block:   # the engine died in the middle of a reply: pass on what it said
             self._reply("".join(block))
 

@@ -105,6 +105,7 @@ class NtuProtocol(LineProtocol):
     """The NTU referee's line format (module docstring)."""
 
     name: ClassVar[str] = "ntu"
+    new_game_commands: ClassVar[frozenset[str]] = frozenset({"ini"})
     commands: ClassVar[dict[str, str]] = {
         "name": "cmd_name",
         "version": "cmd_version",

@@ -235,6 +235,7 @@ class _Ticket:
 
 class UciProtocol(LineProtocol):
     name: ClassVar[str] = "uci"
+    new_game_commands: ClassVar[frozenset[str]] = frozenset({"ucinewgame"})
     commands: ClassVar[dict[str, str]] = {
         "uci": "_cmd_uci",
         "isready": "_cmd_isready",

@@ -634,10 +634,58 @@ def test_payloads_and_broker_addresses() -> None:
 def test_reply_cache_is_bounded() -> None:
     cache = ReplyCache(ids=3, per_id=2)
     for i in range(5):
-        cache.open(i).extend([b"1", b"2", b"3"])
-    assert cache.get(0) is None and cache.get(1) is None
-    assert cache.get(4) == [b"2", b"3"]
-    assert cache.get("4") is None
+        cache.open(i, "name").extend([b"1", b"2", b"3"])
+    assert cache.get(0, "name") is None and cache.get(1, "name") is None
+    assert cache.get(4, "name") == [b"2", b"3"]
+    assert cache.get("4", "name") is None
+    assert cache.get(4, "version") is None       # the same id with another line
+    cache.clear()
+    assert cache.get(4, "name") is None
+
+
+def receive(link: MqttLink, payload: bytes | str) -> list[bytes]:
+    """What ``link`` queues for the out topic on one incoming message."""
+    before = len(link._outbox)
+    data = payload if isinstance(payload, bytes) else payload.encode()
+    link._receive(aiomqtt.Message("descent/fuzz/in", data, 1, False, 1, None))
+    return list(link._outbox)[before:]
+
+
+def test_a_deeply_nested_request_is_answered_and_the_link_keeps_going() -> None:
+    """About a thousand levels of brackets (2 KB) raised a RecursionError that escaped
+    before the message was acknowledged: redelivered forever, nothing answered again."""
+    async def scenario() -> None:
+        async with offline_link() as (link, handled):
+            nested = '{"id": "x", "line": ' + "[" * 5000 + "]" * 5000 + "}"
+            out = receive(link, nested)
+            assert len(out) == 1 and json.loads(out[0])["error"].startswith("bad request")
+            out = receive(link, json.dumps({"id": "y", "line": "name"}))
+            assert [json.loads(m) for m in out] == [{"id": "y", "reply": "= name\n\n"}]
+
+    asyncio.run(scenario())
+
+
+def test_request_ids_may_repeat_with_other_lines_and_in_the_next_game() -> None:
+    """A manager that numbers its requests per game: the previous game's reply must not
+    answer a new request (it answered ``play b a1`` with an old ``= f6``)."""
+    async def scenario() -> None:
+        async with offline_link() as (link, handled):
+            receive(link, json.dumps({"id": 1, "line": "genmove b"}))
+            # a redelivery of the same request: the cache answers, nothing runs again
+            assert receive(link, json.dumps({"id": 1, "line": "genmove b"}))
+            assert [r.line for r in handled] == ["genmove b"]
+            # the same id with another line is another request
+            receive(link, json.dumps({"id": 1, "line": "play b a1"}))
+            assert [r.line for r in handled] == ["genmove b", "play b a1"]
+            # a new game: the same id and line run again
+            receive(link, json.dumps({"id": "new", "line": "clear_board"}))
+            receive(link, json.dumps({"id": 1, "line": "genmove b"}))
+            assert [r.line for r in handled][-2:] == ["clear_board", "genmove b"]
+            # the new game's own request, redelivered, is still answered from the cache
+            receive(link, json.dumps({"id": "new", "line": "clear_board"}))
+            assert [r.line for r in handled].count("clear_board") == 1
+
+    asyncio.run(scenario())
 
 
 @contextlib.asynccontextmanager
@@ -647,9 +695,10 @@ async def offline_link() -> AsyncIterator[tuple[MqttLink, list[Any]]]:
 
     def answer(request: Any) -> None:
         handled.append(request)
-        link.emit(request.id, "reply", f"= {request.line}\n\n")
+        link.emit(request, "reply", f"= {request.line}\n\n")
 
-    link = MqttLink(MqttOptions("127.0.0.1", 1, "fuzz"), answer)
+    link = MqttLink(MqttOptions("127.0.0.1", 1, "fuzz"), answer,
+                    starts_new_game=lambda line: line == "clear_board")
     yield link, handled
 
 
