@@ -8,9 +8,16 @@ module; only this module decides how long to think.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from descent.search_cy.search.stopper import Stopper
+
+# Bounds every limit is clamped to, whatever a manager sends (UCI ``nodes`` of 20 digits,
+# GTP ``time_left b 1e300``): far beyond any real game, and within the C types of the
+# searches (a 64-bit node count, an int depth), so no budget overflows.
+MAX_SECONDS = 1.0e9
+MAX_COUNT = 1 << 62
+MAX_DEPTH = 10_000
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,18 @@ class Limits:
     depth: int | None = None           # depth budget (iterative deepening)
     iterations: int | None = None      # iteration budget (best-first)
     infinite: bool = False             # until stop()
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or value is None:
+                continue
+            if isinstance(value, float):
+                bound: float = MAX_SECONDS
+            else:
+                bound = MAX_DEPTH if f.name == "depth" else MAX_COUNT
+            if value > bound:
+                object.__setattr__(self, f.name, type(value)(bound))
 
     def with_clock(self, time_left: float | None) -> Limits:
         return replace(self, time_left=time_left)
@@ -102,6 +121,7 @@ class TimeManager:
         time_limit = budget.target if budget else None
         nodes = limits.nodes
         if nodes_per_second and time_limit is not None:
-            nodes = max(1, int(time_limit * nodes_per_second)) if nodes is None else nodes
+            nodes = max(1, int(min(time_limit * nodes_per_second, MAX_COUNT))) \
+                if nodes is None else nodes
             time_limit = None
         return Stopper(time=time_limit, nodes=nodes, iterations=limits.iterations), budget

@@ -4,22 +4,39 @@ A reader thread takes lines off stdin. Urgent lines (``# interrupt``, ``stop``,
 ``isready``) are handled on the reader thread at once, so they work while the main thread
 sits in a blocking command such as GTP ``genmove``; every other line is queued and handled
 in order on the main thread.
+
+Input is read as bytes and decoded as UTF-8 with replacement, whatever the locale: a byte
+that is not UTF-8 becomes U+FFFD in its line (which the protocol then answers, usually
+with an error), never an exception that ends the reader. SIGTERM ends the session as the
+end of input does: the running search stops, the process exits with status 0.
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
+import signal
 import sys
 import threading
-from typing import IO
+from collections.abc import Iterator
+from typing import IO, Any
 
 from descent.engine.engine import Engine
 from descent.engine.logsetup import get_logger
 from descent.protocols.base import LineProtocol
 
 
+def decoded_lines(stream: IO[Any]) -> Iterator[str]:
+    """The lines of ``stream``, without their line ends: a binary stream (or a text
+    stream's buffer) decoded as UTF-8 with replacement."""
+    raw = getattr(stream, "buffer", stream)
+    for chunk in raw:
+        text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else chunk
+        yield text.rstrip("\r\n")
+
+
 class StdioTransport:
-    def __init__(self, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    def __init__(self, stdin: IO[Any] | None = None, stdout: IO[str] | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
         self._out_lock = threading.Lock()
@@ -37,14 +54,26 @@ class StdioTransport:
         lines: queue.Queue[str | None] = queue.Queue()
 
         def reader() -> None:
-            for raw in self.stdin:
-                line = raw.rstrip("\r\n")
-                if protocol.is_urgent(line):
-                    protocol.handle_urgent(line)
-                else:
-                    lines.put(line)
+            try:
+                for line in decoded_lines(self.stdin):
+                    if protocol.is_urgent(line):
+                        try:
+                            protocol.handle_urgent(line)
+                        except Exception as exc:   # the reader must outlive any line
+                            self.log.error("protocol_failure", line=line, error=repr(exc))
+                    else:
+                        lines.put(line)
+            except Exception as exc:     # an unreadable stdin ends the session, never hangs it
+                self.log.error("stdin_failed", error=repr(exc))
+            finally:
+                lines.put(None)
+
+        def terminate(signum: int, frame: object) -> None:
+            engine.stop()
             lines.put(None)
 
+        with contextlib.suppress(ValueError):      # only the main thread may set handlers
+            signal.signal(signal.SIGTERM, terminate)
         threading.Thread(target=reader, name="stdin-reader", daemon=True).start()
         while True:
             line = lines.get()

@@ -76,7 +76,7 @@ from typing import ClassVar
 
 from descent import __version__
 from descent.engine.engine import Decision, Engine, EngineError, Info
-from descent.engine.limits import Limits
+from descent.engine.limits import MAX_COUNT, Limits
 from descent.engine.logsetup import get_logger
 from descent.engine.options import Option, number_text
 from descent.protocols.base import LineProtocol, ProtocolError, Send
@@ -636,8 +636,8 @@ def parse_go(args: list[str]) -> dict[str, int]:
                                 f"known: {', '.join(GO_INTEGERS + GO_FLAGS)}")
         if i + 1 >= len(args):
             raise ProtocolError(f"go: {key} needs a number")
-        value = _parse_int(args[i + 1], f"go {key}")
-        given[key] = value
+        # clamped, not refused: a manager's "infinite" clock of 30 digits still gets a move
+        given[key] = min(_parse_int(args[i + 1], f"go {key}"), MAX_COUNT)
         i += 2
     if "dice" in given and not 1 <= given["dice"] <= 6:
         raise ProtocolError(f"go: dice must be 1..6 (1 pawn .. 6 king), got {given['dice']}")
