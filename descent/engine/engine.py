@@ -19,7 +19,7 @@ import numpy as np
 from descent.engine.limits import Budget, Limits, TimeManager
 from descent.engine.logsetup import get_logger
 from descent.engine.models import resolve_model
-from descent.engine.options import OPTIONS, Option
+from descent.engine.options import OPTIONS, Option, check_hash_mb
 from descent.engine.settings import Settings
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.games.state import GameState, IllegalActionError
@@ -79,7 +79,9 @@ class Engine:
         self._error: BaseException | None = None
         self.time_manager = TimeManager(overhead=self.settings.move_overhead_ms / 1000.0)
         self.rng = np.random.default_rng(self.settings.seed)
-        parse_strength(self.settings.strength)     # a bad level fails at start, not at go
+        # a bad level or an impossible table fails at start, not at the first search
+        parse_strength(self.settings.strength)
+        check_hash_mb(self.settings.hash_mb)
         self.game: Game
         self.state: GameState
         self.evaluator: Evaluator

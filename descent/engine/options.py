@@ -19,6 +19,7 @@ values in the same words.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -79,7 +80,34 @@ class Option:
         if self.name == "strength":
             parse_strength(value)      # ValueError lists the levels
             value = value.lower()
+        if self.name == "hash_mb":
+            check_hash_mb(value)
         return value.lower() if self.kind == "combo" else value
+
+
+def available_memory_mb() -> int | None:
+    """MiB of memory this machine can give now (Linux MemAvailable, else the physical
+    memory), or None where neither can be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) // (1 << 20)
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_hash_mb(value: int) -> None:
+    """ValueError when a table of ``value`` MiB cannot fit in the memory available now:
+    refused at start and on a change, rather than failing at the first search."""
+    available = available_memory_mb()
+    if available is not None and value > available:
+        raise ValueError(f"hash_mb={value} MiB is more than the {available} MiB of memory "
+                         "available on this machine")
 
 
 def _is_integer(text: str) -> bool:

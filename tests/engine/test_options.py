@@ -11,7 +11,7 @@ import pytest
 import descent.engine.engine as engine_module
 from descent.engine.engine import Engine, EngineError
 from descent.engine.limits import Limits
-from descent.engine.options import OPTIONS
+from descent.engine.options import OPTIONS, available_memory_mb
 from descent.engine.settings import Settings
 
 
@@ -99,3 +99,17 @@ def test_values_read_at_go_take_effect_on_the_next_search() -> None:
     e.set_option("strength", "random")
     moves = {e.think(Limits(nodes=300)).move for _ in range(8)}
     assert len(moves) > 1          # a randomised level, without a rebuild of the search
+
+
+def test_a_table_larger_than_the_memory_is_refused_at_start_and_on_change() -> None:
+    """``--hash-mb 131072`` started, then every search failed with MemoryError."""
+    available = available_memory_mb()
+    assert available is not None
+    too_big = available + 1024
+    with pytest.raises(ValueError, match="more than the .* MiB of memory available"):
+        Engine(Settings(game="dicechess", hash_mb=too_big))
+    e = hex_engine()
+    before = parts(e)
+    with pytest.raises(ValueError, match=f"hash_mb={too_big} MiB is more than"):
+        e.set_option("hash_mb", too_big)
+    assert parts(e) == before and e.settings.hash_mb == 8

@@ -98,3 +98,12 @@ def test_arena_players_start_the_installed_package_not_a_local_module(tmp_path: 
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert "crash" not in json.dumps(results), results
+
+
+def test_play_refuses_a_table_larger_than_the_memory_in_one_line() -> None:
+    result = subprocess.run([sys.executable, "-m", "descent", "play", "--game", "dicechess",
+                             "--hash-mb", str(1 << 40)], input="quit\n", capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "MiB of memory available" in lines[0], result.stderr
