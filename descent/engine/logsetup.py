@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import sys
 from typing import IO, Any
 
@@ -12,6 +14,23 @@ import structlog
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR, "critical": logging.CRITICAL}
 _sink: IO[str] | None = None
+
+
+def _finite(value: Any) -> Any:
+    """NaN and the infinities as strings: JSON has no such numbers (json.dumps would write
+    the bare word NaN, which no JSON reader accepts)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json_lines(event: Any, **kwargs: Any) -> str:
+    kwargs.setdefault("default", repr)
+    return json.dumps(_finite(event), allow_nan=False, **kwargs)
 
 
 def configure_logging(level: str = "info", log_file: str | None = None) -> None:
@@ -28,7 +47,7 @@ def configure_logging(level: str = "info", log_file: str | None = None) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.dict_tracebacks,
-            structlog.processors.JSONRenderer(),
+            structlog.processors.JSONRenderer(serializer=_json_lines),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level.lower()]),
         logger_factory=structlog.WriteLoggerFactory(file=_sink),

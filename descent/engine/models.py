@@ -45,7 +45,7 @@ def resolve_model(setting: str, game: Game) -> Path | None:
         return None
     if setting:
         path = Path(setting)
-        if path.is_file():
+        if path.exists():          # a folder or an unreadable file: load_model says which
             return path
         parts = PurePosixPath(setting.replace("\\", "/")).parts
         if len(parts) > 1 and parts[0] == PACKAGED_PREFIX and ".." not in parts:

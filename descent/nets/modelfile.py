@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -64,10 +65,12 @@ class ValueSpec:
     def __post_init__(self) -> None:
         if self.view not in VIEWS:
             raise ValueError(f"value view must be one of {', '.join(VIEWS)}, not {self.view!r}")
-        if not self.lo < self.hi:
-            raise ValueError("value bounds need lo < hi")
-        if self.scale == 0:
-            raise ValueError("value scale must not be 0")
+        if not (math.isfinite(self.lo) and math.isfinite(self.hi) and self.lo < self.hi):
+            raise ValueError(f"value bounds need finite lo < hi, not {self.lo}, {self.hi}")
+        if not math.isfinite(self.scale) or self.scale == 0:
+            raise ValueError(f"value scale must be finite and not 0, not {self.scale}")
+        if self.max_plies < 0:
+            raise ValueError(f"value max_plies must be >= 0, not {self.max_plies}")
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,10 @@ def _check_weights(where: str, arch: Architecture, input_shape: tuple[int, int, 
         if weights[name].dtype != np.float32:
             raise ModelFileError(f"{where}: tensor {name} is {weights[name].dtype}, "
                                  "expected float32")
+        if not np.isfinite(weights[name]).all():
+            bad = int(np.count_nonzero(~np.isfinite(weights[name])))
+            raise ModelFileError(f"{where}: tensor {name} holds {bad} NaN or infinite "
+                                 "value(s) (a diverged training?)")
 
 
 def make_model(game: Game | GameState | str, arch: Architecture, weights: Weights | None = None,

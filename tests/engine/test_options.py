@@ -113,3 +113,10 @@ def test_a_table_larger_than_the_memory_is_refused_at_start_and_on_change() -> N
     with pytest.raises(ValueError, match=f"hash_mb={too_big} MiB is more than"):
         e.set_option("hash_mb", too_big)
     assert parts(e) == before and e.settings.hash_mb == 8
+
+
+def test_a_folder_given_as_the_model_is_named_as_a_folder(tmp_path: Path) -> None:
+    """It said "does not exist"."""
+    e = hex_engine()
+    with pytest.raises(ValueError, match="is a directory, not a model file"):
+        e.set_option("model", str(tmp_path))

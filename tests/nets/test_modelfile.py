@@ -23,6 +23,7 @@ from descent.nets.modelfile import (
     make_model,
     read_metadata,
     save_model,
+    weights_digest,
 )
 from descent.search_cy.games.registry import make_game
 
@@ -206,6 +207,38 @@ def test_flipped_byte_in_the_weights_is_caught(saved: tuple[LoadedModel, Path],
     bad = tmp_path / "flipped.safetensors"
     bad.write_bytes(bytes(data))
     expect(bad, "bad weights hash")
+
+
+def test_weights_that_are_not_finite_are_refused_even_with_a_matching_hash(
+        saved: tuple[LoadedModel, Path], tmp_path: Path) -> None:
+    """All-NaN weights whose stated hash matched loaded and played nonsense."""
+    def poison(weights: dict[str, np.ndarray]) -> None:
+        weights["head.bias"] = np.full_like(weights["head.bias"], np.nan)
+
+    def rehash(meta: dict[str, Any]) -> None:
+        edited = dict(load(saved[1].read_bytes()))
+        poison(edited)
+        meta["weights"]["sha256"] = weights_digest(edited)
+    expect(rewrite(saved[1], tmp_path / "nan.safetensors", rehash, poison),
+           "tensor head.bias holds 1 NaN or infinite value")
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("scale", float("inf"), "value scale must be finite"),
+    ("scale", 0.0, "value scale must be finite and not 0"),
+    ("hi", float("inf"), "finite lo < hi"),
+    ("max_plies", -1, "max_plies must be >= 0"),
+])
+def test_value_specs_that_cannot_be_right_are_refused(
+        saved: tuple[LoadedModel, Path], tmp_path: Path, key: str, value: float,
+        message: str) -> None:
+    def edit(meta: dict[str, Any]) -> None:
+        meta["value"][key] = value
+    expect(rewrite(saved[1], tmp_path / "value.safetensors", edit), message)
+
+
+def test_a_directory_is_not_a_model_file(tmp_path: Path) -> None:
+    expect(tmp_path, "is a directory, not a model file")
 
 
 def test_missing_file(tmp_path: Path) -> None:
