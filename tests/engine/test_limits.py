@@ -66,3 +66,25 @@ def test_nodes_as_time_turns_the_budget_into_nodes() -> None:
 def test_bad_overhead_is_refused() -> None:
     with pytest.raises(ValueError):
         TimeManager(overhead=-1)
+
+
+def test_an_almost_empty_clock_answers_from_one_iteration() -> None:
+    """Dice chess under 3 s sudden death lost on time: at ply 105 it spent 5.6 ms with
+    1.5 ms left, the search's fixed costs outrunning a 1 ms budget."""
+    tm = TimeManager(overhead=0.05)
+    stopper, budget = tm.stopper(Limits(time_left=0.0015), moves_played=105)
+    assert budget is not None and budget.hurry
+    assert (stopper.max_iterations, stopper.max_nodes) == (1, 0)
+    calm_stopper, calm = tm.stopper(Limits(time_left=30.0), moves_played=105)
+    assert calm is not None and not calm.hurry and calm_stopper.max_iterations == 0
+
+
+def test_a_hurried_engine_still_plays_a_legal_move() -> None:
+    from descent.engine.engine import Engine
+    from descent.engine.settings import Settings
+
+    e = Engine(Settings(game="dicechess", hash_mb=16, seed=1))
+    e.play("d1")
+    decision = e.think(Limits(time_left=0.002))
+    assert decision.budget is not None and decision.budget.hurry
+    assert decision.depth <= 1 and decision.action in e.state.legal_actions()
