@@ -50,7 +50,9 @@ class Settings:
     nodes_per_second: float = field(default=0.0, metadata={
         "help": "nodes-as-time: turn time budgets into node budgets at this rate "
                 "(deterministic games under a clock; 0 = off)"})
-    log_level: str = field(default="info", metadata={"help": "debug | info | warning | error"})
+    log_level: str = field(default="warning", metadata={
+        "help": "debug | info | warning | error (info: a line per move and per game event; "
+                "GUIs and arbiters show every stderr line)"})
     log_file: str = field(default="", metadata={"help": "log file (default: stderr)"})
 
     def __post_init__(self) -> None:

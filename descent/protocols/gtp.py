@@ -479,6 +479,8 @@ class GtpProtocol(GtpFramedProtocol):
         self._need(args, 1, ("genmove" if play else "reg_genmove") + " COLOUR")
         colour = parse_colour(args[0])
         state = self._hex()
+        if state.is_terminal():
+            return "resign"      # as MoHex answers arbiters that ask after the end
         size, transposed = state.size, self.transposed
         passed = self._bring_to_move(state, colour, transposed, "cannot generate a move")
         self.engine.go(self.clock.limits(colour))
