@@ -15,6 +15,7 @@ a second SIGINT interrupts at once (the last checkpoint still resumes).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import signal
 import sys
 from pathlib import Path
@@ -85,7 +86,13 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     return cfg.with_overrides(**changes) if changes else cfg
 
 
+TORCH_MISSING = ("descent train needs PyTorch, which the engine itself does not: "
+                 "pip install torch==2.13.0 (or pip install 'descent-engine[torch]')")
+
+
 def run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError(TORCH_MISSING)
     from descent.nets.learn.trainer import FINAL_MODEL, Trainer
 
     if args.snapshot:
@@ -104,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"descent train: {msg}", file=sys.stderr)
 
     trainer = Trainer(cfg, args.run_dir, resume=args.resume, log=log)
+    if args.resume and trainer.finished():
+        c = trainer.counters
+        log(f"the run in {args.run_dir} is finished ({c.iterations} iterations, "
+            f"{c.seconds / 3600:.2f} hours of its limit): give a larger --hours or "
+            "--max-iterations to continue it")
+        return 0
     interrupts = 0
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -82,6 +82,11 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
                     "--hours", "0")
     assert more.returncode == 0, more.stderr
     assert "iterations: 2" in more.stdout
+    # resuming a run that has reached its limit says so instead of training on
+    finished = _descent("--run-dir", str(run_dir), "--resume", "--max-iterations", "2",
+                        "--hours", "0")
+    assert finished.returncode == 0 and "is finished (2 iterations" in finished.stderr
+    assert "model:" not in finished.stdout
 
     from descent.nets.evaluator import network_evaluator
     from descent.nets.modelfile import load_model
@@ -124,3 +129,18 @@ def test_bootstrap_games_search_with_the_heuristic_then_the_network(tmp_path: Pa
                for r in records)
     with pytest.raises(ValueError, match="bootstrap_games"):
         cfg.with_overrides(selfplay__heuristic="depth_add")
+
+
+def test_train_without_torch_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    import importlib.util
+
+    from descent.tools.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    assert main(["train", "--game", "hex(size=3)", "--run-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install torch==2.13.0" in err[0], err
