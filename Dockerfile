@@ -1,7 +1,7 @@
 # The descent engine in two images; both run `descent play` (a game protocol on
 # stdin/stdout by default, MQTT with --transport mqtt):
 #
-#   docker build --target cpu -t descent:cpu .     # python:3.11-slim + ONNX Runtime
+#   docker build -t descent:cpu .                  # python:3.11-slim + ONNX Runtime (default)
 #   docker build --target gpu -t descent:gpu .     # NVIDIA TensorRT image + the tensorrt extra
 #
 #   docker run -i --rm descent:cpu --game "hex(size=11)"                 # GTP on stdio
@@ -67,19 +67,6 @@ WORKDIR /src
 COPY . .
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
-# ---- cpu: ONNX Runtime on the CPU ---------------------------------------------------------
-FROM ${PYTHON_IMAGE} AS cpu
-COPY --from=constraints /constraints-cpu.txt /constraints.txt
-COPY --from=build /wheels /wheels
-ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1
-RUN pip install --constraint /constraints.txt /wheels/*.whl \
-    && rm -rf /wheels \
-    && useradd --create-home --uid 1000 descent
-USER 1000
-WORKDIR /home/descent
-ENTRYPOINT ["descent", "play"]
-CMD []
-
 # ---- gpu: TensorRT (and ONNX Runtime) on an NVIDIA GPU ----------------------------------
 FROM ${TENSORRT_IMAGE} AS gpu
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
@@ -106,8 +93,25 @@ RUN pip install ".[tensorrt]" \
            && pip install --no-deps --force-reinstall "onnxruntime-gpu==${ort_gpu}"; \
        fi \
     && rm -rf /src \
-    && useradd --create-home --uid 1001 descent
+    && useradd --create-home --uid 1001 descent \
+    && mkdir -p /home/descent/.cache/descent \
+    && chown -R descent:descent /home/descent/.cache
 USER 1001
+WORKDIR /home/descent
+ENTRYPOINT ["descent", "play"]
+CMD []
+
+# ---- cpu: ONNX Runtime on the CPU (the last stage: `docker build .` builds this one) -------
+FROM ${PYTHON_IMAGE} AS cpu
+COPY --from=constraints /constraints-cpu.txt /constraints.txt
+COPY --from=build /wheels /wheels
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1
+RUN pip install --constraint /constraints.txt /wheels/*.whl \
+    && rm -rf /wheels \
+    && useradd --create-home --uid 1000 descent \
+    && mkdir -p /home/descent/.cache/descent \
+    && chown -R descent:descent /home/descent/.cache
+USER 1000
 WORKDIR /home/descent
 ENTRYPOINT ["descent", "play"]
 CMD []
