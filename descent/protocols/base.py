@@ -51,6 +51,9 @@ class LineProtocol:
     # the commands that start a new game: a transport's memory of answered requests
     # (MQTT's duplicate-id cache) ends with the game
     new_game_commands: ClassVar[frozenset[str]] = frozenset()
+    # the commands that end the session: a transport stops a running search when it reads
+    # one, so that quit is answered at once even behind a blocking genmove
+    quit_commands: ClassVar[frozenset[str]] = frozenset({"quit"})
 
     def __init__(self, engine: Engine, send: Send) -> None:
         self.engine = engine
@@ -82,10 +85,11 @@ class LineProtocol:
 
     def starts_new_game(self, line: str) -> bool:
         """Whether ``line`` is a command that starts a new game. Must not block."""
-        words = clean(line).split()
-        if words and words[0].isdigit():      # GTP's optional numeric id
-            words = words[1:]
-        return bool(words) and words[0].lower() in self.new_game_commands
+        return command_word(line) in self.new_game_commands
+
+    def is_quit(self, line: str) -> bool:
+        """Whether ``line`` ends the session. Must not block."""
+        return command_word(line) in self.quit_commands
 
     def is_urgent(self, line: str) -> bool:
         """Whether the transport must handle this line at once, even during a blocking
@@ -107,6 +111,14 @@ class LineProtocol:
             return shlex.split(line, comments=False, posix=True)
         except ValueError:
             return line.split()
+
+
+def command_word(line: str) -> str:
+    """The command of a line, lower case, after GTP's optional numeric id ("" for none)."""
+    words = clean(line).split()
+    if words and words[0].isdigit():
+        words = words[1:]
+    return words[0].lower() if words else ""
 
 
 def settable_options(engine: Engine) -> list[str]:

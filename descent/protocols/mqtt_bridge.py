@@ -39,6 +39,7 @@ from collections import deque
 from typing import Any
 
 from descent.engine.logsetup import get_logger
+from descent.protocols.base import command_word
 from descent.protocols.mqtt import MqttLink, MqttOptions, Request
 
 NEW_GAME_GTP = frozenset({"clear_board", "boardsize"})
@@ -70,11 +71,8 @@ class MqttBridge:
     def _starts_new_game(self, line: str) -> bool:
         """The commands that start a game in the wrapped engine's protocol (the bridge
         knows only the framing: GTP's clear_board and boardsize, UCI's ucinewgame)."""
-        words = line.split()
-        if words and words[0].isdigit():
-            words = words[1:]
         names = NEW_GAME_GTP if self.framing == "gtp" else NEW_GAME_LINE
-        return bool(words) and words[0].lower() in names
+        return command_word(line) in names
 
     def _on_request(self, request: Request) -> None:
         proc = self._proc

@@ -106,6 +106,7 @@ class NtuProtocol(LineProtocol):
 
     name: ClassVar[str] = "ntu"
     new_game_commands: ClassVar[frozenset[str]] = frozenset({"ini"})
+    quit_commands: ClassVar[frozenset[str]] = frozenset({"exit", "quit"})
     commands: ClassVar[dict[str, str]] = {
         "name": "cmd_name",
         "version": "cmd_version",

@@ -61,11 +61,14 @@ class StdioTransport:
                             protocol.handle_urgent(line)
                         except Exception as exc:   # the reader must outlive any line
                             self.log.error("protocol_failure", line=line, error=repr(exc))
-                    else:
-                        lines.put(line)
+                        continue
+                    if protocol.is_quit(line):
+                        engine.stop()     # a genmove before it answers at once
+                    lines.put(line)
             except Exception as exc:     # an unreadable stdin ends the session, never hangs it
                 self.log.error("stdin_failed", error=repr(exc))
             finally:
+                engine.stop()            # end of input: a running search ends at once
                 lines.put(None)
 
         def terminate(signum: int, frame: object) -> None:

@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.transcripts import parse_transcript, render
+from tests.helpers.transcripts import converse, parse_transcript, render
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "tests" / "data" / "transcripts"
@@ -75,14 +74,11 @@ def split_replies(protocol: str, stdout: str, commands: list[str]) -> list[str]:
 
 
 def run_session(protocol: str, commands: list[str], timeout: float = 120.0) -> str:
-    """Feeds the lines to a fresh engine process; returns its whole stdout."""
-    result = subprocess.run(
-        [sys.executable, "-m", "descent", "play", *session_args(protocol, commands)],
-        input="".join(c + "\n" for c in commands), capture_output=True, text=True,
-        timeout=timeout, cwd=ROOT)
-    if result.returncode != 0:
-        raise RuntimeError(f"engine exited {result.returncode}: {result.stderr[-2000:]}")
-    return result.stdout
+    """Plays the lines with a fresh engine process, one reply at a time; returns its
+    whole stdout."""
+    return converse([sys.executable, "-m", "descent", "play", *session_args(protocol, commands)],
+                    commands, lambda line: expects_reply(protocol, line),
+                    blank_line_ends=protocol == "ewn", timeout=timeout, cwd=ROOT)
 
 
 def regenerate(path: Path) -> tuple[str, str]:

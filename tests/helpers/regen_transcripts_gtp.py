@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import subprocess
 import sys
 from pathlib import Path
 
 from descent.protocols.base import clean
-from tests.helpers.transcripts import parse_transcript, render
+from tests.helpers.transcripts import converse, parse_transcript, render
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "tests" / "data" / "transcripts" / "gtp"
@@ -56,14 +55,11 @@ def split_replies(stdout: str, commands: list[str]) -> list[str]:
 
 def run_session(commands: list[str], timeout: float = 120.0,
                 extra_args: tuple[str, ...] = ()) -> list[str]:
-    """Feeds the lines to a fresh engine process; returns each line's output."""
-    result = subprocess.run(
-        [sys.executable, "-m", "descent", "play", *ENGINE_ARGS, *extra_args],
-        input="".join(c + "\n" for c in commands), capture_output=True, text=True,
-        timeout=timeout, cwd=ROOT)
-    if result.returncode != 0:
-        raise RuntimeError(f"engine exited with {result.returncode}: {result.stderr[-2000:]}")
-    return split_replies(result.stdout, commands)
+    """Plays the lines with a fresh engine process, one reply at a time; returns each
+    line's output."""
+    stdout = converse([sys.executable, "-m", "descent", "play", *ENGINE_ARGS, *extra_args],
+                      commands, expects_reply, blank_line_ends=True, timeout=timeout, cwd=ROOT)
+    return split_replies(stdout, commands)
 
 
 def regenerate(path: Path) -> tuple[str, str]:

@@ -5,6 +5,12 @@ session that plays it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+
 PROMPT = "> "
 ARGS = "# args:"
 
@@ -43,3 +49,44 @@ def render_file(args: list[str], pairs: list[tuple[str, str]]) -> str:
     """parse_file's inverse."""
     header = f"{ARGS} {' '.join(args)}\n" if args else ""
     return header + render(pairs)
+
+
+def converse(argv: list[str], commands: list[str], expects_reply: Callable[[str], bool],
+             blank_line_ends: bool, timeout: float = 120.0,
+             cwd: str | os.PathLike[str] | None = None) -> str:
+    """Talks to an engine process as a strict client: each line is sent only once the
+    reply to the line before has arrived (a reply ends with a blank line when
+    ``blank_line_ends``, else it is one line), as GTP controllers and referees do; then
+    input ends. Returns everything the engine printed. RuntimeError on a non-zero exit.
+
+    (Sending every line at once would let the engine read a ``quit`` or the end of input
+    while a search runs, and those stop it.)"""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, text=True, cwd=cwd)
+        assert proc.stdin is not None and proc.stdout is not None
+        watchdog = threading.Timer(timeout, proc.kill)
+        watchdog.start()
+        out: list[str] = []
+        try:
+            for command in commands:
+                proc.stdin.write(command + "\n")
+                proc.stdin.flush()
+                if not expects_reply(command):
+                    continue
+                while True:
+                    line = proc.stdout.readline()
+                    out.append(line)
+                    if not line or not blank_line_ends or line == "\n":
+                        break
+            proc.stdin.close()
+            out.append(proc.stdout.read())
+            code = proc.wait()
+        finally:
+            watchdog.cancel()
+            if proc.poll() is None:
+                proc.kill()
+        if code != 0:
+            err.seek(0)
+            raise RuntimeError(f"engine exited with {code}: {err.read()[-2000:]}")
+    return "".join(out)

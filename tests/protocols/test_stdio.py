@@ -101,3 +101,42 @@ def test_gtp_clock_of_1e300_seconds_under_nodes_as_time_still_moves() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _long_genmove(protocol_lines: list[str], args: list[str], then: str | None) -> str:
+    """Starts a 600 s genmove, then sends ``then`` (or closes the input); the engine must
+    answer with a move and exit 0 long before the search's time is up."""
+    proc = subprocess.Popen([sys.executable, "-m", "descent", "play", "--hash-mb", "16",
+                             "--log-level", "warning", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write("".join(line + "\n" for line in protocol_lines))
+        proc.stdin.flush()
+        time.sleep(1.0)                          # the genmove is thinking
+        out, err = proc.communicate(input=None if then is None else then + "\n",
+                                    timeout=120)
+        assert proc.returncode == 0, err
+        return out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_gtp_quit_and_end_of_input_stop_a_running_genmove() -> None:
+    """Both waited for the search (17 s with a 20 s move time; forever with a huge clock)."""
+    lines = ["param_descent move_time 600", "genmove b"]
+    for then in ("quit", None):
+        replies = _long_genmove(lines, ["--game", "hex(size=7)", "--model", "none"],
+                                then).split("\n\n")
+        assert replies[0] == "= " and replies[1].startswith("= ") and len(replies[1]) > 3
+        if then == "quit":
+            assert replies[2] == "= "
+
+
+def test_ewn_quit_stops_a_running_genmove() -> None:
+    lines = ["time_settings 100000 0 0", "setup red A1 B1 C1 A2 B2 A3",
+             "setup blue E5 D5 C5 E4 D4 E3", "genmove red 3"]
+    replies = _long_genmove(lines, ["--game", "einstein", "--model", "none"],
+                            "quit").split("\n\n")
+    assert replies[3].startswith("= ") and replies[4] == "= ", replies
