@@ -321,6 +321,7 @@ class ArenaResult:
     sprt: Sprt | None = None
     sprt_decision: str | None = None
     stopped: str = ""           # why the run ended before its last game ("" = it did not)
+    crashes: list[str] = field(default_factory=list)   # one line per engine that failed
     planned: int = 0
     elapsed: float = 0.0
 
@@ -440,6 +441,7 @@ class ArenaResult:
             "first_mover_points": self.first_mover_points(),
             "reasons": self.reasons(),
             "stopped": self.stopped,
+            "crashes": self.crashes,
         }
         if self.sprt is not None:
             out["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
@@ -551,6 +553,16 @@ def run_arena(config: ArenaConfig,
             path = records.write_record(record, _record_path(config.out, job, players),
                                         event=config.event, round_=str(job.index))
             entry["record"] = str(path.relative_to(config.out))
+        if rec["reason"] == "crash":
+            failed = players[job.second if winner == 0 else job.first].name
+            detail = str(rec.get("detail") or "").strip()
+            line = f"{failed} crashed in game {job.index} at ply {rec['plies']}: {detail}"
+            with lock:
+                result.crashes.append(line)
+                if rec["plies"] == 0 and not result.stopped:
+                    # a player that cannot start would hand every game to the other
+                    result.stopped = f"{failed} cannot play"
+            print(f"descent arena: {line}", file=sys.stderr, flush=True)
         with lock:
             result.add(job, entry)
             if log is not None:
@@ -679,6 +691,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json()))
     else:
         print(result.table())
+    if result.crashes:
+        print(f"descent arena: {len(result.crashes)} game(s) ended in a crash"
+              + (f"; stopped: {result.stopped}" if result.stopped else ""), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -523,3 +523,34 @@ def test_our_engine_as_an_external_protocol_subprocess(tmp_path: Path) -> None:
     check_pairs(games)
     check_records(tmp_path, games)
     assert result.tally(0, 1).games == 2
+
+
+def test_a_player_that_cannot_start_fails_the_arena_fast(tmp_path: Path) -> None:
+    """``gtp:/no/such/engine`` handed the other side every win and exited 0."""
+    result = subprocess.run(
+        [sys.executable, "-m", "descent", "arena", "--game", "hex(size=4)", "--games", "6",
+         "--quiet", "--out", str(tmp_path / "out"), "descent:time=0.05",
+         "gtp:/no/such/engine --quiet"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert "/no/such/engine" in result.stderr and "did not start" in result.stderr
+    report = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert report["games"] < 6 and "cannot play" in report["stopped"], report
+    assert report["crashes"], report
+
+
+def test_a_crash_mid_match_is_reported_with_the_engines_stderr(tmp_path: Path) -> None:
+    crasher = tmp_path / "crasher.py"
+    crasher.write_text(
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    if line.startswith('genmove'):\n"
+        "        print('out of cheese', file=sys.stderr, flush=True)\n"
+        "        sys.exit(3)\n"
+        "    print('= ' + ('descent-crasher' if line.startswith('name') else '') + '\\n',"
+        " flush=True)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "descent", "arena", "--game", "hex(size=4)", "--games", "2",
+         "--quiet", "descent:time=0.05", f"gtp:{sys.executable} {crasher}"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1
+    assert "crashed in game" in result.stderr and "out of cheese" in result.stderr
