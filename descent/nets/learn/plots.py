@@ -124,13 +124,22 @@ def _fmt(v: float) -> str:
     return text
 
 
+LEGEND_ROW = 14
+
+
+def chart_margins(n_series: int) -> tuple[int, int, int, int]:
+    """(left, right, top, bottom) of the plot area: the legend has its own rows between
+    the title and the plot, so it never covers a curve."""
+    return 70, 20, 30 + LEGEND_ROW * n_series, 44
+
+
 def line_chart(title: str, series: Sequence[Series], xlabel: str = "",
                size: tuple[int, int] = (640, 400), y_range: tuple[float, float] | None = None
                ) -> Image:
     """A chart of the series (points joined by lines; bands as thin vertical bars)."""
     width, height = size
     img = np.full((height, width, 3), 255, dtype=np.uint8)
-    left, right, top, bottom = 70, 20, 34, 44
+    left, right, top, bottom = chart_margins(len(series))
     pw, ph = width - left - right, height - top - bottom
     draw_text(img, left, 8, title, (0, 0, 0))
     pts = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=False)
@@ -185,7 +194,7 @@ def line_chart(title: str, series: Sequence[Series], xlabel: str = "",
         if len(xy) == 1:
             draw_line(img, xy[0][0] - 2, xy[0][1], xy[0][0] + 2, xy[0][1], colour, width=3)
         w = text_width(s.label) + 16
-        ly = top + 6 + 14 * i
+        ly = 26 + LEGEND_ROW * i          # in the legend rows, above the plot area
         img[ly:ly + 8, legend_x - w:legend_x - w + 10] = colour
         draw_text(img, legend_x - w + 14, ly - 1, s.label, black)
     return img

@@ -86,3 +86,23 @@ def test_progress_bar_and_png() -> None:
     img = line_chart("t", [Series("a", [0, 1, 2], [0.0, 1.0, 0.5])], "x")
     assert img.shape == (400, 640, 3) and (img != 255).any()
     assert png_bytes(img)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_legend_never_covers_a_curve() -> None:
+    """The legend sat inside the plot area, over the curves' top right corner."""
+    from descent.nets.learn.plots import PALETTE, chart_margins
+
+    series = [Series(f"series {k}", [0, 1, 2, 3], [float(k), 2.0, 3.0, 10.0]) for k in range(3)]
+    img = line_chart("t", series, "x")
+    left, right, top, bottom = chart_margins(len(series))
+    for k in range(3):
+        rows, cols = np.nonzero(np.all(img == PALETTE[k], axis=2))
+        legend = cols >= img.shape[1] - right - 200
+        assert (rows[legend & (rows < top)]).size > 0          # its swatch, above the plot
+        # inside the plot area, the top right corner holds the curves, not a legend
+        inside = (rows >= top) & (cols >= left)
+        assert rows[inside].size > 0
+    # no label text (black) inside the plot area but the axes' ticks at its left and bottom
+    black = np.all(img == (0, 0, 0), axis=2)
+    height, width = black.shape
+    assert not black[top + 2:height - bottom - 2, left + 2:width - right - 2].any()
