@@ -53,11 +53,16 @@ nodes-as-time mode (``--nodes-per-second R``) ``time`` and ``nps`` are the virtu
 (``nodes / R``): what the time manager used, and reproducible in transcripts.
 
 Options (``uci`` prints them with the current settings as defaults): ``UCI_Variant``
-(combo, only ``dicechess``), ``NoMoveRule`` (reroll | pass | free) and ``CastleRule``
+(combo: ``dicechess``, or ``chess``, which python-chess sends for a plain board: the same
+game), ``NoMoveRule`` (reroll | pass | free) and ``CastleRule``
 (king | king-or-rook): the RULES.md options, changing either starts a new game at the
 start position; ``Hash`` (MiB), ``Threads``, ``Strength`` (Rminimax levels; UCI spells the
 unrandomised level ``maximum`` because ``max`` is a keyword of option lines, ``max`` is
-read too), ``Move Overhead`` (ms), ``Seed``, ``SearchAlgorithm``.
+read too), ``Move Overhead`` (ms), ``Seed``, ``SearchAlgorithm``, and ``Roll`` (0..6): the
+die of every ``go`` that names none, so a client passes the roll as an option
+(python-chess: ``engine.play(board, limit, options={"Roll": 3})``); it stays until changed,
+0 means none. A refused ``go`` is also logged on stderr (as a warning), which python-chess
+shows, where an ``info string`` would go unseen.
 
 Threads: ``isready``, ``stop`` and ``# interrupt`` are urgent only when no earlier line is
 still queued (``is_urgent`` counts the queued lines), so ``go infinite`` followed at once by
@@ -87,6 +92,9 @@ from descent.search_cy.search.strength import STRENGTH_LEVELS
 ENGINE_NAME = "descent"
 ENGINE_AUTHOR = "the descent developers"
 VARIANT = "dicechess"
+# python-chess sends the variant of its board: a plain chess.Board says "chess", which is the
+# board dice chess is played on
+VARIANT_NAMES = (VARIANT, "chess")
 SCORE_SCALE = 1000          # score cp = round(SCORE_SCALE * value for the side to move)
 NOMOVE_CHOICES = ("reroll", "pass", "free")
 CASTLE_CHOICES = ("king", "king-or-rook")
@@ -195,18 +203,19 @@ class UciOption:
     setting: str = ""
     setter: str = ""
     choices: tuple[str, ...] = ()
+    bounds: tuple[int, int] = (0, 0)   # a spin of the protocol's own (no engine option)
 
     def line(self, default: str, engine_option: Option | None) -> str:
         text = f"option name {self.name} type {self.kind} default {default}"
         if self.kind == "spin":
-            assert engine_option is not None
-            return (f"{text} min {number_text(engine_option.minimum)} "
-                    f"max {number_text(engine_option.maximum)}")
+            low, high = ((engine_option.minimum, engine_option.maximum)
+                         if engine_option is not None else self.bounds)
+            return f"{text} min {number_text(low)} max {number_text(high)}"
         return text + "".join(f" var {c}" for c in self.choices)
 
 
 OPTIONS: tuple[UciOption, ...] = (
-    UciOption("UCI_Variant", "combo", setter="_set_variant", choices=(VARIANT,)),
+    UciOption("UCI_Variant", "combo", setter="_set_variant", choices=VARIANT_NAMES),
     UciOption("NoMoveRule", "combo", setter="_set_nomove", choices=NOMOVE_CHOICES),
     UciOption("CastleRule", "combo", setter="_set_castle", choices=CASTLE_CHOICES),
     UciOption("Hash", "spin", "hash_mb"),
@@ -215,6 +224,7 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption("Move Overhead", "spin", "move_overhead_ms"),
     UciOption("Seed", "spin", "seed"),
     UciOption("SearchAlgorithm", "combo", "search", choices=SEARCH_CHOICES),
+    UciOption("Roll", "spin", setter="_set_roll", bounds=(0, 6)),
 )
 OPTIONS_BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
@@ -261,6 +271,7 @@ class UciProtocol(LineProtocol):
         self._watcher: threading.Thread | None = None
         if engine.game.name != VARIANT:
             raise ValueError(f"UCI speaks {VARIANT} only, not {engine.game.spec}")
+        self._roll = 0         # the Roll option: the die of a go without dice (0: none)
 
     # -- framing ------------------------------------------------------------------------
 
@@ -414,6 +425,8 @@ class UciProtocol(LineProtocol):
         if option.setting:
             value = str(self.engine.option_value(option.setting))
             return STRENGTH_MAX if option.setting == "strength" and value == "max" else value
+        if option.name == "Roll":
+            return str(self._roll)
         return VARIANT if option.name == "UCI_Variant" else str(
             self.engine.game.params[option.name.removesuffix("Rule").lower()])
 
@@ -490,7 +503,13 @@ class UciProtocol(LineProtocol):
         return key
 
     def _set_variant(self, value: str) -> None:
-        self._choice("UCI_Variant", value, (VARIANT,))
+        self._choice("UCI_Variant", value, VARIANT_NAMES)
+
+    def _set_roll(self, value: str) -> None:
+        roll = _parse_int(value, "setoption Roll")
+        if not 0 <= roll <= 6:
+            raise ProtocolError(f"setoption: Roll must be in 0..6 (0: none), got {roll}")
+        self._roll = roll
 
     def _set_rules(self, nomove: str, castle: str) -> None:
         params = self.engine.game.params
@@ -548,6 +567,8 @@ class UciProtocol(LineProtocol):
             self._start_search(args)
         except (ProtocolError, EngineError, ValueError) as exc:
             self._error(exc)
+            # on stderr too: clients such as python-chess show stderr, not info strings
+            self.log.warning("go_refused", error=str(exc))
             self.send(f"bestmove {NO_MOVE}")
 
     def _start_search(self, args: list[str]) -> None:
@@ -559,7 +580,7 @@ class UciProtocol(LineProtocol):
         state = self.engine.state
         if not isinstance(state, DiceChessState):
             raise ProtocolError("go: the engine does not play dice chess")
-        die = given.get("dice")
+        die = given.get("dice") or self._roll or None
         if state.is_terminal():
             raise ProtocolError("go: the game is over")
         if state.is_chance_node() and die is None:

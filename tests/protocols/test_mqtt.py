@@ -210,9 +210,10 @@ def descent(*args: str, log: Path) -> subprocess.Popen[bytes]:
 
 
 def play_mqtt(broker: str, engine_id: str, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    # info: the tests read connection events from the log
     return descent("play", "--transport", "mqtt", "--broker", broker, "--engine-id",
-                   engine_id, "--game", GAME, "--seed", "1", "--hash-mb", "16", *extra,
-                   log=log)
+                   engine_id, "--game", GAME, "--seed", "1", "--hash-mb", "16",
+                   "--log-level", "info", *extra, log=log)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -194,7 +195,7 @@ def test_python_chess_handshake_configure_and_ping() -> None:
     with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, cwd=ROOT, timeout=30) as engine:
         assert engine.id["name"].startswith("descent ")
         options = engine.options
-        assert options["UCI_Variant"].var == ["dicechess"]
+        assert options["UCI_Variant"].var == ["dicechess", "chess"]
         assert options["NoMoveRule"].var == ["reroll", "pass", "free"]
         assert options["CastleRule"].var == ["king", "king-or-rook"]
         assert options["Strength"].default == "maximum"
@@ -235,6 +236,57 @@ def test_python_chess_plays_a_few_moves_with_dice() -> None:
                 break
     finally:
         transport.quit()
+
+
+def test_python_chess_plays_with_the_package_helper_and_no_subclass() -> None:
+    """A plain python-chess client: the roll goes in the ``Roll`` option (no protocol
+    subclass), the board is the package's DiceBoard."""
+    from descent.tools.dicechess_client import DiceBoard as PackagedBoard
+    from descent.tools.dicechess_client import analyse, play
+
+    kernel = dice_state()
+    board = PackagedBoard()
+    rng = random.Random(11)
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, cwd=ROOT, timeout=30) as engine:
+        engine.configure({"Hash": 8})
+        for _ in range(10):
+            roll = rng.choice([d for d, _ in kernel.chance_outcomes()])
+            kernel.apply_action(roll)
+            result = play(engine, board, roll, chess.engine.Limit(nodes=300))
+            move = result.move.uci() if result.move else "0000"
+            assert kernel.string_to_action(move) in kernel.legal_actions(), (roll, move)
+            kernel.apply_move(move)
+            board.push(result.move or chess.Move.null())
+            if kernel.is_terminal():
+                break
+        if not kernel.is_terminal():
+            roll = next(d for d, _ in kernel.chance_outcomes())
+            info = analyse(engine, board, roll, chess.engine.Limit(nodes=200))
+            assert "score" in info
+
+
+def test_python_chess_with_a_plain_board_sends_the_chess_variant() -> None:
+    """``chess.Board()`` makes python-chess send ``UCI_Variant chess``: it was refused."""
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, cwd=ROOT, timeout=30) as engine:
+        assert "chess" in (engine.options["UCI_Variant"].var or [])
+        board = chess.Board()
+        result = engine.play(board, chess.engine.Limit(nodes=200), options={"Roll": 1})
+        assert result.move is not None and board.piece_type_at(
+            result.move.from_square) == chess.PAWN
+
+
+def test_an_impossible_roll_is_an_error_on_stderr_too(tmp_path: Path) -> None:
+    """python-chess shows the engine's stderr, not its info strings: a refused go (a
+    bishop roll at the start, where no bishop can move) said only ``bestmove 0000``."""
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen([*ENGINE_CMD, "--log-level", "warning"], cwd=ROOT,
+                                stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        out, _ = proc.communicate("position startpos\ngo dice 3 nodes 100\nquit\n",
+                                  timeout=120)
+    assert "bestmove 0000" in out
+    assert "go_refused" in log.read_text() and "not possible" in log.read_text()
 
 
 # -- helpers in-process --------------------------------------------------------------------
