@@ -77,6 +77,9 @@ HEXGUI_ANALYZE_COMMANDS = (
     "string/Final Score/final_score",
     "string/Time Left/time_left",
     "string/Analyze (stop with interrupt)/descent-analyze",
+    "pspairs/Move Values/descent-values",
+    "var/Principal Variation/descent-pv",
+    "gfx/Values and Variation/descent-gfx",
     "string/Version/version",
 )
 
@@ -258,6 +261,11 @@ class GtpProtocol(GtpFramedProtocol):
         "hexgui-analyze_commands": "cmd_hexgui_analyze_commands",
         "gogui-interrupt": "cmd_gogui_interrupt",
         "descent-analyze": "cmd_descent_analyze",
+        "descent-values": "cmd_descent_values",
+        "descent-pv": "cmd_descent_pv",
+        "descent-gfx": "cmd_descent_gfx",
+        "all_legal_moves": "cmd_all_legal_moves",
+        "board_id": "cmd_board_id",
     }
 
     def __init__(self, engine: Engine, send: Send) -> None:
@@ -678,6 +686,71 @@ class GtpProtocol(GtpFramedProtocol):
             self._analysis = analysis
             self.send(f"={ident} \n")
         return None
+
+    # -- time-limited analysis for HexGui's board (pspairs, var, gfx) --------------------
+
+    def _analyse(self, args: list[str], what: str) -> tuple[Decision, list[tuple[str, float]],
+                                                             list[str], str]:
+        """Searches the position for ``[SECONDS]`` (default: ``move_time``) without playing:
+        (decision, (cell, value for the side to move) of the searched moves, best first,
+        the pv as ``colour move`` tokens, the mover's colour letter). ``# interrupt``
+        ends it early."""
+        if len(args) > 1:
+            raise ProtocolError(f"{what}: expected [SECONDS]")
+        seconds = parse_seconds(args[0], "seconds") if args else self.clock.move_time
+        if seconds <= 0:
+            raise ProtocolError(f"{what}: expected seconds > 0")
+        state = self._hex()
+        if state.is_terminal():
+            raise ProtocolError(f"{what}: the game is over")
+        size, transposed = state.size, self.transposed
+        mover = state.current_player() ^ int(transposed)
+        decision = self.engine.think(Limits(move_time=seconds))
+        sign = 1.0 if state.current_player() == 0 else -1.0
+        result = decision.result
+        values = sorted(((self._gui_move(c.action, size, transposed), sign * c.value)
+                         for c in (result.children if result is not None else [])
+                         if c.action != size * size), key=lambda cv: -cv[1])
+        colours, line = "bw", []
+        for k, move in enumerate(self._gui_line(decision.pv, size, transposed)):
+            line.append(f"{colours[(mover + k) % 2]} {move}")
+        return decision, values, line, colours[mover]
+
+    def cmd_descent_values(self, args: list[str], ident: str) -> str:
+        """pspairs: each searched cell with its value for the side to move (-1..1)."""
+        _, values, _, _ = self._analyse(args, "descent-values")
+        return " ".join(f"{cell} {value:.3f}" for cell, value in values)
+
+    def cmd_descent_pv(self, args: list[str], ident: str) -> str:
+        """var: the principal variation, ``b c3 w d4 ...``."""
+        return " ".join(self._analyse(args, "descent-pv")[2])
+
+    def cmd_descent_gfx(self, args: list[str], ident: str) -> str:
+        """gfx: the values as influence, the pv as a variation, the search as text."""
+        decision, values, line, _ = self._analyse(args, "descent-gfx")
+        out = []
+        if values:
+            out.append("INFLUENCE " + " ".join(f"{cell} {value:.3f}" for cell, value in values))
+        if line:
+            out.append("VAR " + " ".join(line))
+        out.append(f"TEXT value {decision.mover_value:+.3f} nodes {decision.nodes} "
+                   f"depth {decision.depth}")
+        return "\n".join(out)
+
+    def cmd_all_legal_moves(self, args: list[str], ident: str) -> str:
+        """Every legal move of the side to move, in the GUI's view (cells, swap-pieces)."""
+        if args:
+            parse_colour(args[0])      # MoHex takes an optional colour: checked, then moot
+        state = self._hex()
+        if state.is_terminal():
+            return ""
+        size, transposed = state.size, self.transposed
+        return " ".join(self._gui_move(a, size, transposed) for a in state.legal_actions())
+
+    def cmd_board_id(self, args: list[str], ident: str) -> str:
+        """A key of the position: the kernel's 64-bit hash (side to move and swap state
+        included), as 16 hex digits; equal positions have equal keys."""
+        return f"{self._hex().hash:016x}"
 
     def _close_analysis(self, analysis: Analysis) -> None:
         with analysis.lock:

@@ -516,3 +516,32 @@ def test_set_up_stones_out_of_turn_and_their_undo() -> None:
     assert gtp.engine.state.to_text() == "a1"
     move = ask(gtp, "genmove b", out)                     # Black again, out of turn
     assert move.startswith("= ") and gtp.engine.state.to_text().startswith("a1 pass ")
+
+
+def test_hexgui_board_analysis_commands() -> None:
+    """pspairs, var and gfx analyze commands (time-limited, not streaming), and the MoHex
+    commands all_legal_moves and board_id."""
+    engine = descent()
+    try:
+        assert engine.ask("play b c3") == "= "
+        before = engine.ask("board_id")
+        assert re.fullmatch(r"= [0-9a-f]{16}", before)
+        legal = engine.ask("all_legal_moves")[2:].split()
+        assert len(legal) == 24 and "c3" not in legal
+        pairs = engine.ask("descent-values 0.2")[2:].split()
+        cells, values = pairs[0::2], [float(v) for v in pairs[1::2]]
+        assert cells and set(cells) <= set(legal)
+        assert values == sorted(values, reverse=True) and all(-1 <= v <= 1 for v in values)
+        pv = engine.ask("descent-pv 0.2")[2:].split()
+        assert pv[0::2] == ["w", "b"] * (len(pv) // 4) + ["w"] * (len(pv) // 2 % 2)
+        assert set(pv[1::2]) <= set(legal)
+        gfx = engine.ask("descent-gfx 0.2")
+        assert gfx.startswith("= ") and "\nVAR w " in gfx and "\nTEXT value " in gfx
+        assert engine.ask("board_id") == before               # analysis plays nothing
+        assert engine.ask("play w d4") == "= " and engine.ask("board_id") != before
+        assert engine.ask("undo") == "= " and engine.ask("board_id") == before
+        assert engine.ask("descent-values 0").startswith("? ")
+        menu = engine.ask("hexgui-analyze_commands")
+        assert "pspairs/Move Values/descent-values" in menu
+    finally:
+        assert engine.close() == 0
