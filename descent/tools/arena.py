@@ -16,6 +16,10 @@ Player specs:
   subprocess; the protocol must be the game's (gtp for Hex, ewn for EinStein, uci for dice
   chess). E.g. ``gtp:/opt/mohex/mohex --quiet``; ``gtp[time=5s]:...`` gives it its own
   time per move (also ``name=``).
+- ``mqtt:HOST:PORT/ENGINE-ID``: an engine running elsewhere on an MQTT broker (``descent
+  play --transport mqtt``, or any engine behind ``descent mqtt-bridge``), played through
+  ``descent mqtt-client``: a tournament spans hosts through the broker. One game at a time
+  per remote engine (``-j 1`` when it plays several games).
 - Any spec may start with ``NAME@`` to name the player: ``old@descent:model=old.dnet``.
 
 Two players play a match; more play a round robin (every pair), or with ``--gauntlet`` the
@@ -57,7 +61,7 @@ DESCENT_KEYS = {"search": "search", "strength": "strength", "model": "model",
                 "backend": "backend", "hash": "hash_mb", "threads": "threads", "seed": "seed"}
 DEFAULT_MOVETIME = 1.0
 
-_NAME_PREFIX = re.compile(r"^([^@:\s]+)@((?:descent|gtp|ewn|uci)(?:\[[^\]]*\])?(?::.*)?)$",
+_NAME_PREFIX = re.compile(r"^([^@:\s]+)@((?:descent|gtp|ewn|uci|mqtt)(?:\[[^\]]*\])?(?::.*)?)$",
                           re.S)
 
 
@@ -154,6 +158,8 @@ def parse_player(text: str, game: str, default_time: float = DEFAULT_MOVETIME) -
         argv = descent_command(options, g.spec, movetime or default_time)
         shown = name or options.get("name") or ("descent:" + rest if rest else "descent")
         return Player(shown, "descent", shlex.join(argv), movetime, text)
+    if kind == "mqtt":
+        return _mqtt_player(text, name, rest, g.default_protocol)
     m = _EXTERNAL_KIND.match(kind)
     if m:
         kind = m.group(1)
@@ -176,7 +182,23 @@ def parse_player(text: str, game: str, default_time: float = DEFAULT_MOVETIME) -
         movetime = parse_seconds(ext_options["time"], "time") if "time" in ext_options \
             else None
         return Player(shown, kind, rest.strip(), movetime, text)
-    raise ValueError(f"player {text!r}: expected descent:..., gtp:..., ewn:... or uci:...")
+    raise ValueError(f"player {text!r}: expected descent:..., gtp:..., ewn:..., uci:... or "
+                     "mqtt:...")
+
+
+def _mqtt_player(text: str, name: str, address: str, protocol: str) -> Player:
+    """``mqtt:HOST:PORT/ENGINE-ID``: an engine that runs elsewhere on the broker (ours, or
+    any engine behind ``descent mqtt-bridge``), played through ``descent mqtt-client``."""
+    from descent.protocols.mqtt_client import parse_address
+
+    try:
+        broker, engine_id = parse_address(address.strip())
+    except ValueError as exc:
+        raise ValueError(f"player {text!r}: {exc}") from None
+    framing = "gtp" if protocol in ("gtp", "ewn") else "line"
+    argv = [sys.executable, "-P", "-m", "descent", "mqtt-client", "--broker", broker,
+            "--engine-id", engine_id, "--framing", framing]
+    return Player(name or f"{engine_id}@{broker}", protocol, shlex.join(argv), None, text)
 
 
 _EXTERNAL_KIND = re.compile(r"^(gtp|ewn|uci)(?:\[([^\]]*)\])?$")

@@ -139,6 +139,8 @@ COMMANDS: dict[str, Command] = {
                         *_lazy("descent.nets.cli", "configure_backends", "run_backends")),
     "mqtt-bridge": Command("put an external stdio engine (e.g. MoHex) on the MQTT topics",
                            *_lazy("descent.protocols.mqtt_bridge", "configure", "run")),
+    "mqtt-client": Command("play an engine on an MQTT broker's topics as a local stdio engine",
+                           *_lazy("descent.protocols.mqtt_client", "configure", "run")),
 }
 
 

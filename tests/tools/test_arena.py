@@ -554,3 +554,29 @@ def test_a_crash_mid_match_is_reported_with_the_engines_stderr(tmp_path: Path) -
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
     assert "crashed in game" in result.stderr and "out of cheese" in result.stderr
+
+
+def test_an_engine_on_another_host_plays_through_the_broker(tmp_path: Path) -> None:
+    """``mqtt:HOST:PORT/ID``: an engine that runs elsewhere (here: another process on a
+    real Mosquitto) plays a match as if it were a local subprocess."""
+    from descent.tools.bench_protocol import Mosquitto
+
+    with Mosquitto(tmp_path / "broker") as broker:
+        remote = subprocess.Popen(
+            [sys.executable, "-m", "descent", "play", "--transport", "mqtt", "--broker",
+             broker.address, "--engine-id", "far", "--game", "hex(size=4)", "--hash-mb", "16",
+             "--model", "none"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "descent", "arena", "--game", "hex(size=4)",
+                 "--games", "2", "-j", "1", "--quiet", "--json", "descent:time=0.05",
+                 f"far@mqtt:{broker.address}/far"],
+                capture_output=True, text=True, timeout=600)
+            assert result.returncode == 0, result.stderr
+            report = json.loads(result.stdout)
+            assert report["games"] == 2 and set(report["reasons"]) == {"normal"}, report
+            assert remote.poll() is None        # quit ends the client, not the engine
+        finally:
+            remote.terminate()
+            remote.wait(timeout=60)
