@@ -43,6 +43,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 from descent import __version__
@@ -60,6 +61,7 @@ from descent.protocols.base import (
     set_named_option,
     settable_options,
 )
+from descent.protocols.sgf import sgf_main_line
 from descent.search_cy.games.hex import HexState, cell_name, parse_move
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -265,6 +267,7 @@ class GtpProtocol(GtpFramedProtocol):
         "descent-pv": "cmd_descent_pv",
         "descent-gfx": "cmd_descent_gfx",
         "all_legal_moves": "cmd_all_legal_moves",
+        "loadsgf": "cmd_loadsgf",
         "board_id": "cmd_board_id",
     }
 
@@ -425,6 +428,41 @@ class GtpProtocol(GtpFramedProtocol):
         self._need(args, 0, "clear_board")
         self.engine.new_game()
         self._new_game()
+        return ""
+
+    def cmd_loadsgf(self, args: list[str], ident: str) -> str:
+        """``loadsgf FILE [MOVE]``: the game of a Hex SGF file (HexGui's, ours), up to the
+        position before move number MOVE (1 = the empty board; default: every move). The
+        moves are played as ``play`` would play them, swap included; on any error the
+        position is left as it was."""
+        if not 1 <= len(args) <= 2:
+            raise ProtocolError("loadsgf: expected FILE [MOVE_NUMBER]")
+        limit = parse_count(args[1], "move number") - 1 if len(args) == 2 else None
+        try:
+            text = Path(args[0]).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ProtocolError(f"loadsgf: cannot read {args[0]}: {exc.strerror}") from None
+        nodes = sgf_main_line(text)
+        root = dict(nodes[0]) if nodes else {}
+        if root.get("GM", "11") != "11":
+            raise ProtocolError(f"loadsgf: GM[{root['GM']}] is not Hex")
+        size = root.get("SZ", "11").split(":", 1)[0]
+        moves = [(k, v.strip()) for node in nodes for k, v in node if k in ("B", "W")]
+        moves = [(k, v) for k, v in moves if v.lower() != "resign"]
+        if limit is not None:
+            moves = moves[:max(0, limit)]
+        swap = any(v.lower().startswith("swap") for _, v in moves)
+        saved = (self.engine.game.spec, self.engine.state.to_text())
+        try:
+            self.engine.new_game(self._spec(size=int(size), swap=swap or None))
+            self._new_game()
+            for colour, move in moves:
+                self.cmd_play([colour.lower(), move], ident)
+        except (ValueError, ProtocolError) as exc:
+            self.engine.new_game(saved[0])
+            self.engine.set_position(saved[1])
+            self._new_game()
+            raise ProtocolError(f"loadsgf: {exc}") from None
         return ""
 
     def cmd_param_game(self, args: list[str], ident: str) -> str:

@@ -173,6 +173,11 @@ class GuiBoard:
                 for r in range(self.n)]
 
 
+def stones(reply: str) -> int:
+    """Occupied cells of a ``showboard`` reply."""
+    return sum(token != "." for row in showboard_rows(reply) for token in row.split())
+
+
 def showboard_rows(reply: str) -> list[str]:
     return [re.sub(r"^\s*\d+\\(.*)\\\d+$", r"\1", line)
             for line in reply.splitlines() if re.match(r"^\s*\d+\\", line)]
@@ -543,5 +548,27 @@ def test_hexgui_board_analysis_commands() -> None:
         assert engine.ask("descent-values 0").startswith("? ")
         menu = engine.ask("hexgui-analyze_commands")
         assert "pspairs/Move Values/descent-values" in menu
+    finally:
+        assert engine.close() == 0
+
+
+def test_loadsgf_sets_up_a_hexgui_record_and_keeps_the_position_on_errors(
+        tmp_path: Path) -> None:
+    record = tmp_path / "game.sgf"
+    record.write_text("(;FF[4]GM[11]SZ[5]PB[a]PW[b];B[c3];W[b2];B[d2];W[resign])")
+    engine = descent()
+    try:
+        assert engine.ask("play b e5") == "= "
+        assert engine.ask(f"loadsgf {record}") == "= "
+        assert stones(engine.ask("showboard")) == 3
+        assert "white to move" in engine.ask("showboard")
+        assert engine.ask(f"loadsgf {record} 2") == "= "          # before move 2
+        assert stones(engine.ask("showboard")) == 1
+        board = engine.ask("showboard")
+        for bad in ("(;FF[4]GM[1]SZ[19];B[dd])", "(;FF[4]GM[11]SZ[5];B[c3];W[c3])"):
+            record.write_text(bad)
+            assert engine.ask(f"loadsgf {record}").startswith("? loadsgf: ")
+            assert engine.ask("showboard") == board
+        assert engine.ask(f"loadsgf {tmp_path / 'missing.sgf'}").startswith("? loadsgf: ")
     finally:
         assert engine.close() == 0
