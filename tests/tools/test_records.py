@@ -191,3 +191,39 @@ def test_einstein_reader_checks_turns_and_moves() -> None:
 def test_replay_names_the_first_bad_move() -> None:
     with pytest.raises(ValueError, match="move 2 'a1'"):
         records.replay("hex(size=3)", ["a1", "a1"])
+
+
+def test_python_chess_reads_the_dice_chess_pgn_back() -> None:
+    """``chess.pgn.read_game`` failed on them ("unsupported variant: Dice Chess", then
+    moves that standard chess forbids); with the package's board registered it reads
+    every move and ends on the kernel's position."""
+    import io
+    import random
+
+    import chess.pgn
+
+    import descent.tools.dicechess_client  # noqa: F401  (registers the variant)
+    from descent.search_cy.games.registry import make_game
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        state = make_game("dicechess").new_initial_state()
+        moves, player_moves = [], 0
+        while not state.is_terminal() and player_moves < 400:
+            if state.is_chance_node():
+                outcomes = [a for a, _ in state.chance_outcomes()]
+                action = rng.choice(outcomes)
+            else:
+                action = rng.choice(state.legal_actions())
+                player_moves += 1
+            moves.append(state.action_to_string(action))
+            state.apply_action(action)
+        value = state.terminal_value() if state.is_terminal() else 0.0
+        record = {"game": "dicechess", "first": "a", "second": "b", "seed": seed,
+                  "winner": None if value == 0 else (0 if value > 0 else 1),
+                  "reason": "normal" if state.is_terminal() else "ply cap", "moves": moves}
+        game = chess.pgn.read_game(io.StringIO(records.dicechess_pgn(record)))
+        assert game is not None and not game.errors, (seed, game.errors if game else None)
+        assert len(list(game.mainline_moves())) == player_moves
+        final = game.end().board()
+        assert final.board_fen() == state.to_text().split()[0], seed
