@@ -97,7 +97,8 @@ def test_arena_players_start_the_installed_package_not_a_local_module(tmp_path: 
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert "crash" not in json.dumps(results), results
+    assert results["games"] == 2 and set(results["reasons"]) == {"normal"}, results
+    assert results["crashes"] == [], results
 
 
 def test_play_refuses_a_table_larger_than_the_memory_in_one_line() -> None:
