@@ -83,7 +83,7 @@ from descent import __version__
 from descent.engine.engine import Decision, Engine, EngineError, Info
 from descent.engine.limits import MAX_COUNT, Limits
 from descent.engine.logsetup import get_logger
-from descent.engine.options import Option, number_text
+from descent.engine.options import Option, available_memory_mb, number_text
 from descent.protocols.base import LineProtocol, ProtocolError, Send
 from descent.search_cy.games.dicechess import PIECE_NAMES, DiceChessState
 from descent.search_cy.games.state import GameState
@@ -210,6 +210,8 @@ class UciOption:
         if self.kind == "spin":
             low, high = ((engine_option.minimum, engine_option.maximum)
                          if engine_option is not None else self.bounds)
+            if self.setting == "hash_mb":      # never more than this machine can give
+                high = min(high or 0, available_memory_mb() or high or 0)
             return f"{text} min {number_text(low)} max {number_text(high)}"
         return text + "".join(f" var {c}" for c in self.choices)
 

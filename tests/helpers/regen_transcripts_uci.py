@@ -40,6 +40,9 @@ BASE_ARGS = ("-m", "descent", "play", "--game", "dicechess", "--seed", "1", "--h
              "--nodes-per-second", "100000", "--log-level", "error")
 VERSION_RE = re.compile(r"^id name descent \S+$")
 VERSION_LINE = "id name descent <version>"
+# the Hash maximum is the machine's available memory: the transcripts keep a placeholder
+HASH_RE = re.compile(r"^(option name Hash type spin default \d+ min 1 max )\d+$")
+HASH_MAX = r"\1<memory MiB>"
 TIMEOUT = 30.0
 
 Exchange = tuple[str, list[str]]
@@ -106,7 +109,7 @@ class UciSession:
         else:
             self.send("isready")
             out = self.read_until("readyok")[:-1]
-        return [VERSION_LINE if VERSION_RE.match(o) else o for o in out]
+        return [VERSION_LINE if VERSION_RE.match(o) else HASH_RE.sub(HASH_MAX, o) for o in out]
 
     def close(self) -> None:
         if self.proc.poll() is None:
