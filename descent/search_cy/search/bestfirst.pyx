@@ -34,7 +34,7 @@ Why paths are explicit arrays rather than recursion: descent lines run to the en
 game, hundreds of plies in dice chess.
 """
 from libc.math cimport exp, log, sqrt, INFINITY, NAN
-from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
+from libc.stdint cimport uint64_t, int8_t, int16_t, int32_t, int64_t
 from libc.stdlib cimport malloc, free, realloc
 
 from descent.search_cy.games.state cimport GameState, CHANCE
@@ -312,12 +312,71 @@ cdef class BestFirstSearch:
             node.c = 0
             if all_r and (c_sum == node.nchild or c_sum == -node.nchild):
                 node.c = ch[0].c
+            node.d = self._proof_depth(node)
             return
         best = self._best(node)
         win = 1 if node.player == 0 else -1
         node.v = ch[best].v
         node.c = ch[best].c
         node.r = all_r or (ch[best].r and ch[best].c == win)
+        node.d = self._proof_depth(node)
+
+    cdef int32_t _proof_depth(self, Node* node) noexcept nogil:
+        """Plies from a resolved node to the proven end (0 when unresolved): one more than
+        its quickest resolved win when the mover wins, than its longest child otherwise
+        (a loss or a draw is resolved only once every child is)."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i
+        cdef int32_t d = -1
+        cdef int8_t win = 1 if node.player == 0 else -1
+        if not node.r:
+            return 0
+        for i in range(node.nchild):
+            if not ch[i].r:
+                continue
+            if node.player != CHANCE and node.c == win:
+                if ch[i].c == win and (d < 0 or ch[i].d < d):
+                    d = ch[i].d
+            elif ch[i].d > d:
+                d = ch[i].d
+        return d + 1 if d < 32766 else 32767
+
+    cdef int _resist(self, GameState s, Node* root, int chosen) except -1:
+        """At a root proven lost, among the moves that resist as long as ``chosen``, the
+        one the evaluator likes best: resolved values are all -1, so without this the
+        choice fell to move order (``a1``). Values each such child once."""
+        cdef Child* ch = &self.table.children[root.first]
+        cdef int i, best = chosen
+        cdef int8_t win = 1 if root.player == 0 else -1
+        cdef double value, top = -INFINITY, sign = 1.0 if root.player == 0 else -1.0
+        if root.player == CHANCE or root.c == win or root.c == 0:
+            return chosen
+        for i in range(root.nchild):
+            if not ch[i].r or ch[i].c != ch[chosen].c or ch[i].d != ch[chosen].d:
+                continue
+            s.c_apply(ch[i].action)
+            try:
+                value = 0.0 if s.c_terminal() else sign * self.ev.c_eval(s)
+            finally:
+                s.c_undo()
+            if value > top:
+                best, top = i, value
+        return best
+
+    cdef int _proof_choice(self, Node* node, int best) noexcept nogil:
+        """The move at a solved root: the quickest win found, or when every move loses
+        the one that resists longest (not the first legal one); ties keep ``best``."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, chosen = best
+        cdef int8_t win = 1 if node.player == 0 else -1
+        if node.player == CHANCE or node.c == 0:
+            return best         # an exact value that is no proven result: values decide
+        for i in range(node.nchild):
+            if not ch[i].r or ch[i].c != ch[chosen].c:
+                continue
+            if (ch[i].d < ch[chosen].d) if node.c == win else (ch[i].d > ch[chosen].d):
+                chosen = i
+        return chosen
 
     cdef int _select(self, Node* node) noexcept nogil:
         """The child an iteration descends into (-1 if none is left to explore)."""
@@ -402,6 +461,7 @@ cdef class BestFirstSearch:
             ch[i].p = <float>self.probs[i] if player == CHANCE else 0.0
             ch[i].r = self.term[i] != 0
             ch[i].c = self.term[i] - 2 if self.term[i] else 0
+            ch[i].d = 0
         if self.mode == MODE_MCTS:
             node.v = <float>self.leaf_value
             self._resolve(node)
@@ -422,6 +482,7 @@ cdef class BestFirstSearch:
                 all_r = False
         node.r = 0
         node.c = 0
+        node.d = 0
         if node.player == CHANCE:
             if all_r:
                 self._update(node)      # exact when every outcome is
@@ -431,6 +492,7 @@ cdef class BestFirstSearch:
             node.r = 1
             node.c = ch[best].c
             node.v = ch[best].v
+            node.d = self._proof_depth(node)
 
     cdef int _select_uct(self, Node* node) noexcept nogil:
         cdef Child* ch = &self.table.children[node.first]
@@ -458,12 +520,14 @@ cdef class BestFirstSearch:
         cdef Child* ch
         cdef float v = 0.0
         cdef int8_t r = 0, c = 0
+        cdef int32_t d = 0
         cdef bint leaf_set = False
         while True:
             if s.c_terminal():
                 v = <float>terminal_value(s, self.terminal_kind, self.max_plies)
                 r = 1
                 c = _sign(s.c_value())
+                d = 0
                 break
             idx = self.table.c_find_index(s.c_hash())
             if idx < 0:
@@ -475,17 +539,17 @@ cdef class BestFirstSearch:
                         return 0
                     ch = &self.table.children[self.table.nodes[self.path_node[depth - 1]].first
                                               + self.path_child[depth - 1]]
-                    v, r, c = ch.v, ch.r, ch.c
+                    v, r, c, d = ch.v, ch.r, ch.c, ch.d
                     break
                 if self.mode != MODE_DESCENT:
                     node = &self.table.nodes[idx]
-                    v, r, c = node.v, node.r, node.c
+                    v, r, c, d = node.v, node.r, node.c, node.d
                     if self.mode == MODE_MCTS and not node.r:
                         v = <float>self.leaf_value
                     break
             node = &self.table.nodes[idx]
             if depth > 0 and node.r and self.completion:
-                v, r, c = node.v, node.r, node.c
+                v, r, c, d = node.v, node.r, node.c, node.d
                 break
             if depth >= MAX_PATH - 1:
                 k = -1
@@ -494,7 +558,7 @@ cdef class BestFirstSearch:
             else:
                 k = self._select(node)
             if k < 0:
-                v, r, c = node.v, node.r, node.c
+                v, r, c, d = node.v, node.r, node.c, node.d
                 break
             self.path_node[depth] = idx
             self.path_child[depth] = k
@@ -504,7 +568,7 @@ cdef class BestFirstSearch:
         if depth > self.max_depth:
             self.max_depth = depth
         if self.mode == MODE_MCTS:
-            self._backup_mcts(s, depth, v, r, c)
+            self._backup_mcts(s, depth, v, r, c, d)
             return 0
         while depth > 0:
             depth -= 1
@@ -514,13 +578,15 @@ cdef class BestFirstSearch:
             ch.v = v
             ch.r = r
             ch.c = c
+            ch.d = <int16_t>(d if d < 32767 else 32767)
             ch.n += 1
             node.n += 1
             self._update(node)
-            v, r, c = node.v, node.r, node.c
+            v, r, c, d = node.v, node.r, node.c, node.d
         return 0
 
-    cdef void _backup_mcts(self, GameState s, int depth, float x, int8_t r, int8_t c) noexcept:
+    cdef void _backup_mcts(self, GameState s, int depth, float x, int8_t r, int8_t c,
+                           int32_t d) noexcept:
         """Running means of the simulation's return x; exact values where solved."""
         cdef Node* node
         cdef Child* ch
@@ -534,6 +600,7 @@ cdef class BestFirstSearch:
                 ch.v = x
                 ch.r = 1
                 ch.c = c
+                ch.d = <int16_t>(d if d < 32767 else 32767)
             else:
                 # the prior counts as one visit
                 ch.v += (x - ch.v) / (ch.n + 1.0)
@@ -542,6 +609,7 @@ cdef class BestFirstSearch:
             self._resolve(node)
             r = node.r
             c = node.c
+            d = node.d
             if r:
                 x = node.v
 
@@ -635,6 +703,9 @@ cdef class BestFirstSearch:
             best = self._best(root)
         else:
             best = self._safest(root)          # UBFM_s; MCTS's robust child
+        if root.r:
+            best = self._proof_choice(root, best)
+            best = self._resist(state, root, best)
         return SearchResult(
             action=self.table.children[root.first + best].action, value=float(root.v),
             pv=self._pv(state, best), nodes=self.nodes, iterations=self.iterations,

@@ -8,7 +8,7 @@ blocks grow down from the top, so a game with 3 actions and one with 700 use the
 budget fully. Nodes and their child blocks are allocated in the same order, so compaction
 (keeping only what a search still needs) slides both apart in place and rebuilds the index.
 """
-from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t, uint32_t
+from libc.stdint cimport uint64_t, int8_t, int16_t, int32_t, int64_t, uint32_t
 
 
 ctypedef struct Child:
@@ -18,8 +18,7 @@ ctypedef struct Child:
     float p            # probability of the outcome at a chance node, else 0
     int8_t r           # r(s, a): the child's value is exact (resolved)
     int8_t c           # completion of the child: +1 player 0 wins, -1 player 1 wins, 0 else
-    int8_t pad0
-    int8_t pad1
+    int16_t d          # resolved: plies from the child state to the proven end
 
 
 ctypedef struct Node:
@@ -33,7 +32,8 @@ ctypedef struct Node:
     int8_t player      # 0, 1 or CHANCE
     int8_t mark        # scratch flag of compaction
     float w            # MCTS: sum of simulation values (player 0's view)
-    uint32_t pad
+    int32_t d          # resolved: plies to the proven end (the quickest win found, the
+    #                    longest loss), for the choice at a solved root
 
 
 cdef class TreeTable:
