@@ -3,6 +3,7 @@
 from typing_extensions import disjoint_base
 
 from descent.search_cy.games.hex import HexState
+from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import HeuristicEvaluator
 
 @disjoint_base
@@ -12,3 +13,4 @@ class HexEvaluator(HeuristicEvaluator):
         self, s: HexState, player: int
     ) -> tuple[list[int | None], list[int | None]]: ...
     def potential(self, s: HexState, player: int) -> tuple[int, int]: ...
+    def move_priors(self, s: GameState) -> list[float] | None: ...

@@ -282,6 +282,23 @@ cdef class HexEvaluator(HeuristicEvaluator):
             return -CLIP
         return score
 
+    def move_priors(self, GameState s):
+        """The opponent's route first: a cell scores minus the sum of the opponent's two
+        two-distances through it (cells off its routes, and the swap, come last). Where
+        the values are equal (a decided position: no single stone changes the winner's
+        potential) the search then plays on the winner's shortest route, not in move
+        order (a1)."""
+        cdef HexState h = <HexState>s
+        cdef int opponent = 1 - h.current_player()
+        near, far = self.two_distances(h, opponent)
+        priors = []
+        for action in s.legal_actions():
+            if action >= h.ncells or near[action] is None or far[action] is None:
+                priors.append(-float(INF))
+            else:
+                priors.append(-float(near[action] + far[action]))
+        return priors
+
     def two_distances(self, HexState s, int player):
         """Both two-distance maps of `player` (lists of n*n ints, None off the player's
         paths and on stones): from the top (left) edge and from the bottom (right) edge.

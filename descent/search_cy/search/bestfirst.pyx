@@ -341,6 +341,23 @@ cdef class BestFirstSearch:
                 d = ch[i].d
         return d + 1 if d < 32766 else 32767
 
+    cdef int _tie_break(self, GameState s, Node* root, int chosen) except -1:
+        """Among the root's children that equal ``chosen`` in completion, value and
+        visits, the one the evaluator's move priors put first (``chosen`` when it has
+        none): equal statistics must not leave the choice to move order."""
+        cdef Child* ch = &self.table.children[root.first]
+        cdef int i
+        ties = [i for i in range(root.nchild)
+                if ch[i].c == ch[chosen].c and ch[i].v == ch[chosen].v
+                and ch[i].n == ch[chosen].n and ch[i].r == ch[chosen].r]
+        if len(ties) < 2:
+            return chosen
+        priors = self.ev.move_priors(s)
+        if priors is None:
+            return chosen
+        prior = dict(zip(s.legal_actions(), priors))
+        return max(ties, key=lambda k: (prior.get(ch[k].action, -INFINITY), k == chosen))
+
     cdef int _resist(self, GameState s, Node* root, int chosen) except -1:
         """At a root proven lost, among the moves that resist as long as ``chosen``, the
         one the evaluator likes best: resolved values are all -1, so without this the
@@ -706,6 +723,7 @@ cdef class BestFirstSearch:
         if root.r:
             best = self._proof_choice(root, best)
             best = self._resist(state, root, best)
+        best = self._tie_break(state, root, best)
         return SearchResult(
             action=self.table.children[root.first + best].action, value=float(root.v),
             pv=self._pv(state, best), nodes=self.nodes, iterations=self.iterations,

@@ -52,6 +52,13 @@ cdef class Evaluator:
         self.c_flush(&v)
         return v
 
+    def move_priors(self, GameState s):
+        """A score per legal action of ``s`` (in ``legal_actions()`` order, higher first)
+        that orders moves the values cannot tell apart, or None when this evaluator knows
+        no such order. Called at most once per search, at its end: never on the search
+        path."""
+        return None
+
     def evaluate(self, states) -> np.ndarray:
         """Values (float64, player 0's view) of non-terminal states, in one batch. Blocks."""
         cdef GameState s

@@ -544,3 +544,33 @@ def test_among_equally_quick_losses_the_evaluator_picks_the_move(mode: str) -> N
         assert result.resolved and result.action == favourite, state.to_text()
         checked += 1
     assert checked >= 5, checked
+
+
+# a MoHex game (records of the eighth session): White to move, Black connected in all but
+# name; every White move had the same value and visits, and the engine answered a1
+DECIDED = ("e2 a11 c10 c9 e8 e7 d7 d8 f7 f6 k2 k1 j2 g6 h6 j1 i2 i1 h2 h1 g2 g7 h7 g9 g8 f9 "
+           "f8 d9 h5 e9 i8 h10 j9 j3 i3 g1 f2 f1 e1 h4 i4 a9 j8 k11 i11")
+
+
+@pytest.mark.parametrize("mode", ["ubfms", "ubfm", "descent"])
+def test_equal_children_are_ordered_by_the_evaluators_move_priors(mode: str) -> None:
+    from descent.search_cy.eval.heuristics import heuristic_for
+
+    state = make_game("hex(size=11)").state_from_text(DECIDED)
+    evaluator = heuristic_for(state)
+    result = make_search(mode, evaluator, SearchParams(hash_mb=16)).run(
+        state, Stopper(iterations=2000))
+    chosen = next(c for c in result.children if c.action == result.action)
+    ties = [c.action for c in result.children
+            if (c.value, c.visits, c.resolved) == (chosen.value, chosen.visits, chosen.resolved)]
+    assert len(ties) > 10                      # the values cannot tell these moves apart
+    move_priors = evaluator.move_priors(state)
+    assert move_priors is not None
+    priors = dict(zip(state.legal_actions(), move_priors, strict=True))
+    assert priors[result.action] == max(priors[a] for a in ties)
+    assert state.action_to_string(result.action) != "a1"
+
+
+def test_evaluators_without_move_priors_leave_the_choice_alone() -> None:
+    state = make_game("hex(size=5)").new_initial_state()
+    assert ZeroEvaluator().move_priors(state) is None
