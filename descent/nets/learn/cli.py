@@ -2,12 +2,15 @@
 
     descent train --game "hex(size=4)" --run-dir runs/hex4 --hours 1
     descent train --game hex --config hex11.toml --run-dir runs/hex11
-    descent train --run-dir runs/hex4 --resume --hours 2      # continue (and extend)
+    descent train --run-dir runs/hex4 --resume --hours 2      # continue: 2 more hours
     descent train --run-dir runs/hex4 --snapshot hex4.dnet    # the last checkpoint's net
     descent train --run-dir runs/ewn --refit mlp --out ewn-mlp.dnet  # another net, same data
 
 Settings come from the defaults (nets.learn.config), then ``--config``, then the flags;
-``--resume`` reads the run's own ``config.toml`` instead (only the [run] limits may change).
+``--resume`` reads the run's own ``config.toml`` instead, then ``--config`` over it (the game
+and the network may not change; other changes are recorded in the metrics), and its
+``--hours`` / ``--max-iterations`` count from where the run stands: each session that resumes
+a long run with ``--hours 2.5`` trains it 2.5 more hours.
 SIGINT / SIGTERM finish the current iteration, write a checkpoint and the model, and exit;
 a second SIGINT interrupts at once (the last checkpoint still resumes).
 """
@@ -35,9 +38,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --run-dir from its last checkpoint")
     p.add_argument("--hours", type=float, default=None,
-                   help="stop after this much training time in all (resumes included)")
+                   help="stop after this much training time (with --resume: this much "
+                        "more than the run has had)")
     p.add_argument("--max-iterations", type=int, default=None,
-                   help="stop after this many iterations in all")
+                   help="stop after this many iterations (with --resume: this many more)")
     p.add_argument("--seed", type=int, default=None, help="seed of a new run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--snapshot", metavar="MODEL", default=None,
@@ -77,6 +81,9 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
         if args.seed is not None:
             cfg = cfg.with_overrides(seed=args.seed)
     changes: dict[str, Any] = {}
+    if args.resume and stored.exists():
+        # the limits count from the checkpoint: Trainer.extend sets them (run())
+        return cfg.with_overrides(run__progress=False) if args.quiet else cfg
     if args.hours is not None:
         changes["run__hours"] = args.hours
     if args.max_iterations is not None:
@@ -111,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"descent train: {msg}", file=sys.stderr)
 
     trainer = Trainer(cfg, args.run_dir, resume=args.resume, log=log)
+    if args.resume and (args.hours is not None or args.max_iterations is not None):
+        trainer.extend(hours=args.hours, iterations=args.max_iterations)
     if args.resume and trainer.finished():
         c = trainer.counters
         log(f"the run in {args.run_dir} is finished ({c.iterations} iterations, "

@@ -79,6 +79,10 @@ class SelfPlayConfig:
     workers: int = 0              # processes playing an iteration's games side by side,
     #                               each game with its own seeded generator, so any N >= 1
     #                               gives the same run (0: in the trainer's process)
+    backend: str = "auto"         # the workers' network backend: auto (the native C
+    #                               evaluator for an mlp, else onnxruntime) | onnxruntime
+    #                               | torch (the only one with device = cuda)
+    device: str = "cpu"           # the workers' device: cpu | cuda (one context each)
 
 
 @dataclass(frozen=True)
@@ -206,6 +210,14 @@ def validate(cfg: TrainConfig) -> None:
         _fail("selfplay.temperature must be > 0")
     if sp.workers < 0:
         _fail("selfplay.workers must be >= 0 (0: games in the trainer's process)")
+    if sp.backend not in ("auto", "onnxruntime", "torch") or sp.device not in ("cpu", "cuda"):
+        _fail("selfplay.backend must be auto, onnxruntime or torch, selfplay.device cpu "
+              "or cuda")
+    if sp.device == "cuda" and sp.backend != "torch":
+        _fail("selfplay.device = cuda needs selfplay.backend = torch")
+    if (sp.backend, sp.device) != ("auto", "cpu") and not sp.workers:
+        _fail("selfplay.backend and device choose the workers' backend: they need "
+              "selfplay.workers >= 1 (the trainer's own games use its learner's evaluator)")
     if sp.games_per_iteration < 1 or sp.hash_mb < 1 or sp.max_pairs_per_search < 1:
         _fail("selfplay.games_per_iteration, hash_mb and max_pairs_per_search must be >= 1")
     if sp.bootstrap_games < 0:

@@ -58,6 +58,7 @@ from descent.nets.learn.evaluation import (
 )
 from descent.nets.learn.heuristics import reinforcement_for
 from descent.nets.learn.memory_files import (
+    MissingSegment,
     Segment,
     checkpoint_games,
     checkpoint_segments,
@@ -96,6 +97,37 @@ class Counters:
     seconds: float = 0.0            # training time (self-play, updates, evaluations)
     pretrained: bool = False
     last_eval: int = -1             # iteration of the last evaluation
+
+
+# What a resumed run may not change: the game and the network define the checkpoint's
+# weights and the replay memory's rows. Everything else (search budget, schedule, data
+# and update settings, workers, evaluation, limits) may change, and is recorded.
+FIXED_ON_RESUME = ("game", "network")
+
+
+def config_changes(stored: TrainConfig, cfg: TrainConfig) -> dict[str, Any]:
+    """``{"section.key": [old, new]}`` for what ``cfg`` changes in a run's ``stored``
+    config outside [run]; raises ValueError for a change of the game or the network."""
+    a, b = to_dict(stored), to_dict(cfg)
+    for d in (a, b):   # any number of workers plays the same games; none plays others
+        d["selfplay"]["workers"] = min(int(d["selfplay"].get("workers", 0)), 1)
+    fixed = sorted(k for k in FIXED_ON_RESUME if a.get(k) != b.get(k))
+    if fixed:
+        raise ValueError(f"the config differs from the run's config.toml in "
+                         f"{', '.join(fixed)}, which a resumed run keeps (start a new run, "
+                         "e.g. with network.init_model or data.init_memory)")
+    changed: dict[str, Any] = {}
+    for key in sorted(set(a) | set(b)):
+        if key == "run":
+            continue
+        old, new = a.get(key), b.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            for name in sorted(set(old) | set(new)):
+                if old.get(name) != new.get(name):
+                    changed[f"{key}.{name}"] = [old.get(name), new.get(name)]
+        elif old != new:
+            changed[key] = [old, new]
+    return changed
 
 
 def provenance_note(cfg: TrainConfig, heuristic: str, iterations: int, note: str) -> str:
@@ -166,19 +198,9 @@ class Trainer:
         if not resume and (self.run_dir / "checkpoint.pt").exists():
             raise ValueError(f"{self.run_dir} holds a training run already: use --resume "
                              "to continue it, or another --run-dir")
+        changed: dict[str, Any] = {}
         if resume and config_path.exists():
-            stored = load_config(config_path)
-            a, b = to_dict(stored), to_dict(self.cfg)
-            a.pop("run")
-            b.pop("run")
-            for d in (a, b):   # any number of workers plays the same games
-                d["selfplay"]["workers"] = min(int(d["selfplay"].get("workers", 0)), 1)
-            if a != b:
-                changed = sorted(k for k in a if a[k] != b[k])
-                raise ValueError(f"{self.run_dir}: the config differs from the run's "
-                                 f"config.toml in {', '.join(changed)} (only [run] and "
-                                 "the number of selfplay.workers may change on resume; "
-                                 "not between 0 and more)")
+            changed = config_changes(load_config(config_path), self.cfg)
         config_path.write_text(to_toml(self.cfg), encoding="utf-8")
         if state is None:
             self.metrics.truncate(0)
@@ -195,9 +217,19 @@ class Trainer:
             return
         self.learner.restore(state["learner"])
         restore_rng(self.rng, state["rng_json"])
-        shape, games = checkpoint_games(self.run_dir, state)
-        self.memory.restore(shape, games, int(state.get("memory_first", 0)))
-        self.segments = checkpoint_segments(state)
+        try:
+            shape, games = checkpoint_games(self.run_dir, state)
+            self.memory.restore(shape, games, int(state.get("memory_first", 0)))
+            self.segments = checkpoint_segments(state)
+        except MissingSegment as exc:
+            # a run is committed without its replay memory (memory/ is not versioned), so
+            # a fresh clone resumes with the network, optimiser and counters and an empty
+            # memory that fills again from the next game on
+            end = int(state.get("memory_end", 0))
+            self.memory.restore(tuple(int(x) for x in state["memory_shape"]), [], end)
+            self.segments = []
+            self.log(f"{exc}: resuming with an empty replay memory (the network, "
+                     "optimiser and counters are the checkpoint's)")
         remove_unnamed(self.run_dir, self.segments)   # written after the checkpoint: a kill
         known = {f.name for f in fields(Counters)}
         self.counters = Counters(**{k: v for k, v in state["counters"].items() if k in known})
@@ -207,6 +239,22 @@ class Trainer:
         self.previous_model = Path(previous) if previous else None
         self.log(f"resumed {self.run_dir} at iteration {self.counters.iterations} "
                  f"({self.counters.games} games)")
+        if changed:
+            # the history says from which iteration on the run trained differently
+            self.metrics.append({"kind": "config", "iteration": self.counters.iterations,
+                                 "games_total": self.counters.games, "changed": changed})
+            self.log("config changed on resume: " + ", ".join(
+                f"{k} {v[0]!r} -> {v[1]!r}" for k, v in changed.items()))
+
+    def extend(self, hours: float | None = None, iterations: int | None = None) -> None:
+        """Sets the run's limits to ``hours`` more training time and ``iterations`` more
+        iterations from where it stands (a resumed run's budget for this invocation;
+        None: no limit of that kind), and stores them in ``config.toml``."""
+        c = self.counters
+        self.cfg = self.cfg.with_overrides(
+            run__hours=round(c.seconds / 3600.0 + hours, 4) if hours else 0.0,
+            run__max_iterations=c.iterations + iterations if iterations else 0)
+        (self.run_dir / CONFIG_NAME).write_text(to_toml(self.cfg), encoding="utf-8")
 
     def _inherit_memory(self, source: Path) -> None:
         """Starts the replay memory with another run's (same game and encoding): a run

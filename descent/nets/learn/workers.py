@@ -17,7 +17,9 @@ in the trainer's process and draws them from the run's generator, as runs did be
 
 A worker values positions as the trainer's own self-play does: an mlp network with the C
 evaluator inside the search (nets.backends.native), any other through an ONNX Runtime
-session of the network's weights on one thread. It gets the weights with its tasks (a
+session of the network's weights on one thread; ``selfplay.backend = "torch"`` with
+``device = "cuda"`` sends each worker's batches to a GPU instead (one CUDA context per
+worker: a GPU machine's cores all play while the GPU values). It gets the weights with its tasks (a
 model without provenance), and the warm start's games (``bootstrap_games``) use the
 game's C heuristic. The workers are started with ``spawn`` (no fork of a process that
 holds torch and its threads) and live for one ``Trainer.run``; a script that runs a
@@ -112,15 +114,24 @@ class _Player:
     def use(self, model: LoadedModel) -> None:
         if model.weights_sha256 == self.sha:
             return
-        if model.arch.family == "mlp":
+        sp = self.cfg.selfplay
+        if model.arch.family == "mlp" and sp.backend == "auto":
             from descent.nets.backends.native import mlp_evaluator
 
             self.network = self.counter = mlp_evaluator(model, self.prototype)
         else:
-            from descent.nets.backends.ort import OrtBackend
             from descent.nets.evaluator import NetworkFunction, network_evaluator
 
-            function = NetworkFunction(model, OrtBackend(model, device="cpu", threads=1))
+            backend: Any
+            if sp.backend == "torch":
+                from descent.nets.backends.torch_backend import TorchBackend
+
+                backend = TorchBackend(model, device=sp.device, threads=1)
+            else:
+                from descent.nets.backends.ort import OrtBackend
+
+                backend = OrtBackend(model, device="cpu", threads=1)
+            function = NetworkFunction(model, backend)
             self.network = network_evaluator(function, self.prototype)
             self.counter = function
         self.sha = model.weights_sha256

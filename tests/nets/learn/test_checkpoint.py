@@ -87,9 +87,61 @@ def test_a_run_directory_is_not_overwritten_without_resume(tmp_path: Path) -> No
     Trainer(cfg, tmp_path).run()
     with pytest.raises(ValueError, match="--resume"):
         Trainer(cfg, tmp_path)
-    with pytest.raises(ValueError, match="selfplay"):
-        Trainer(cfg.with_overrides(selfplay__iterations=5), tmp_path, resume=True)
+    with pytest.raises(ValueError, match="network"):
+        Trainer(cfg.with_overrides(network__preset="mlp"), tmp_path, resume=True)
+    with pytest.raises(ValueError, match="game"):
+        Trainer(cfg.with_overrides(game="hex(size=4)"), tmp_path, resume=True)
     # the limits may change on resume
     more = Trainer(cfg.with_overrides(run__max_iterations=2), tmp_path, resume=True)
     more.run()
     assert more.counters.iterations == 2
+
+
+def test_a_resumed_run_may_change_its_schedule_and_records_it(tmp_path: Path) -> None:
+    cfg = tiny_config(run__max_iterations=1)
+    Trainer(cfg, tmp_path).run()
+    changed = cfg.with_overrides(selfplay__iterations=5, selfplay__games_per_iteration=2,
+                                 selfplay__workers=0, run__max_iterations=2)
+    more = Trainer(changed, tmp_path, resume=True)
+    more.run()
+    assert more.counters.iterations == 2 and more.counters.games == 3
+    records = [json.loads(x) for x in (tmp_path / METRICS_NAME).read_text().splitlines()]
+    config = [r for r in records if r.get("kind") == "config"]
+    assert config == [{"kind": "config", "iteration": 1, "games_total": 1, "changed": {
+        "selfplay.games_per_iteration": [1, 2], "selfplay.iterations": [
+            cfg.selfplay.iterations, 5]}}]
+
+
+def test_extend_counts_the_limits_from_where_the_run_stands(tmp_path: Path) -> None:
+    cfg = tiny_config(run__max_iterations=1)
+    Trainer(cfg, tmp_path).run()
+    again = Trainer(cfg, tmp_path, resume=True)
+    assert again.finished()
+    again.extend(iterations=2)
+    assert not again.finished() and again.cfg.run.max_iterations == 3
+    assert again.cfg.run.hours == 0.0
+    again.run()
+    assert again.counters.iterations == 3
+    stored = (tmp_path / "config.toml").read_text()
+    assert "max_iterations = 3" in stored
+    again.extend(hours=0.5)
+    assert again.cfg.run.max_iterations == 0
+    assert again.cfg.run.hours == pytest.approx(again.counters.seconds / 3600 + 0.5, abs=1e-3)
+
+
+def test_a_run_without_its_replay_memory_resumes_with_an_empty_one(tmp_path: Path) -> None:
+    # runs are committed without memory/ (the guide's long runs): a fresh clone resumes
+    cfg = tiny_config(run__max_iterations=2)
+    first = Trainer(cfg, tmp_path)
+    first.run()
+    end = first.memory.end
+    for segment in (tmp_path / "memory").glob("*.npz"):
+        segment.unlink()
+    resumed = Trainer(cfg.with_overrides(run__max_iterations=3), tmp_path, resume=True)
+    assert len(resumed.memory) == 0 and resumed.memory.end == end
+    assert resumed.learner.steps == first.learner.steps
+    resumed.run()
+    assert resumed.counters.iterations == 3 and len(resumed.memory) == 1
+    # its checkpoint names the new game's segment alone, and resumes in full
+    again = Trainer(cfg.with_overrides(run__max_iterations=3), tmp_path, resume=True)
+    assert len(again.memory) == 1 and again.memory.first == end

@@ -78,13 +78,12 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
     again = _descent("--game", "hex(size=3)", "--run-dir", str(run_dir))
     assert again.returncode == 2 and "--resume" in again.stderr
 
-    more = _descent("--run-dir", str(run_dir), "--resume", "--max-iterations", "2",
-                    "--hours", "0")
+    # on resume the limits count from where the run stands: one more iteration
+    more = _descent("--run-dir", str(run_dir), "--resume", "--max-iterations", "1")
     assert more.returncode == 0, more.stderr
     assert "iterations: 2" in more.stdout
-    # resuming a run that has reached its limit says so instead of training on
-    finished = _descent("--run-dir", str(run_dir), "--resume", "--max-iterations", "2",
-                        "--hours", "0")
+    # resuming a run that has reached its (stored) limit says so instead of training on
+    finished = _descent("--run-dir", str(run_dir), "--resume")
     assert finished.returncode == 0 and "is finished (2 iterations" in finished.stderr
     assert "model:" not in finished.stdout
 

@@ -95,7 +95,7 @@ def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
         assert np.array_equal(a.record.values, b.record.values)
 
 
-def test_the_workers_may_change_on_resume_but_not_to_none(tmp_path: Path) -> None:
+def test_the_workers_may_change_on_resume_and_to_none_is_recorded(tmp_path: Path) -> None:
     whole = Trainer(_hex(selfplay__workers=2), tmp_path / "whole")
     whole.run()
     part = Trainer(_hex(selfplay__workers=2), tmp_path / "part")
@@ -104,9 +104,29 @@ def test_the_workers_may_change_on_resume_but_not_to_none(tmp_path: Path) -> Non
     resumed.run()
     assert _metrics(tmp_path / "part") == _metrics(tmp_path / "whole")
     assert _same_weights(whole, resumed)
-    with pytest.raises(ValueError, match="selfplay"):
-        Trainer(_hex(selfplay__workers=0, run__max_iterations=4), tmp_path / "part",
-                resume=True)
+    assert not [r for r in _metrics(tmp_path / "part") if r.get("kind") == "config"]
+    # none plays other games (the run's generator): allowed, and the history says so
+    alone = Trainer(_hex(selfplay__workers=0, run__max_iterations=4), tmp_path / "part",
+                    resume=True)
+    alone.run()
+    changes = [r for r in _metrics(tmp_path / "part") if r.get("kind") == "config"]
+    assert changes == [{"kind": "config", "iteration": 3, "games_total": 24,
+                        "changed": {"selfplay.workers": [1, 0]}}]
+
+
+def test_workers_on_the_torch_backend_play_the_same_kind_of_run(tmp_path: Path) -> None:
+    cfg = _hex(selfplay__workers=1, selfplay__backend="torch", selfplay__bootstrap_games=0,
+               run__max_iterations=1, selfplay__games_per_iteration=2)
+    run = Trainer(cfg, tmp_path / "torch")
+    run.run()
+    records = _metrics(tmp_path / "torch")
+    assert records[0]["games"] == 2 and records[0]["network_evaluations"] > 0
+    from descent.nets.learn.config import validate
+
+    with pytest.raises(ValueError, match="needs selfplay.backend = torch"):
+        validate(_hex(selfplay__workers=1, selfplay__device="cuda"))
+    with pytest.raises(ValueError, match="need selfplay.workers >= 1"):
+        validate(_hex(selfplay__workers=0, selfplay__backend="torch"))
 
 
 def test_workers_must_not_be_negative() -> None:
