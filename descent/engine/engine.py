@@ -177,9 +177,11 @@ class Engine:
                     "evaluator_name": f"network:{model}",
                     "terminal": loaded.value.heuristic if depth_scaled else "gain",
                     "max_plies": loaded.value.max_plies if depth_scaled else 0}
-        from descent.search_cy.eval.heuristics import heuristic_for
+        from descent.search_cy.eval.heuristics import heuristic_for, heuristic_name
 
-        return {"evaluator": heuristic_for(prototype), "evaluator_name": "heuristic",
+        evaluator = heuristic_for(prototype, settings.heuristic or None)
+        return {"evaluator": evaluator,
+                "evaluator_name": f"heuristic:{heuristic_name(prototype, evaluator)}",
                 "terminal": "gain", "max_plies": 0}
 
     def describe(self) -> dict[str, Any]:

@@ -125,6 +125,7 @@ def number_text(value: float | None) -> str:
 OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("game", "string", "game"),
     Option("model", "string", "evaluator"),
+    Option("heuristic", "string", "evaluator"),
     Option("backend", "combo", "evaluator", choices=BACKENDS),
     Option("search", "combo", "search", choices=tuple(registered_searches())),
     Option("hash_mb", "spin", "search", 1, MAX_HASH_MB),

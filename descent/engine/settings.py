@@ -32,6 +32,9 @@ class Settings:
     model: str = field(default="", metadata={
         "help": "value network file (default: the shipped network for the game, if any, "
                 "else the heuristic evaluator)"})
+    heuristic: str = field(default="", metadata={
+        "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
+                "two_distance; default: the first)"})
     backend: str = field(default="auto", metadata={
         "help": "inference backend: auto | onnxruntime | torch | native | tensorrt"})
     search: str = field(default="", metadata={

@@ -150,7 +150,7 @@ def test_full_game_to_final_score() -> None:
 
 @pytest.mark.parametrize(("extra", "evaluator"), [
     ((), r"network:\S+/nets/shipped/einstein-setuprandom-firstred-merge_dicefalse\.dnet"),
-    (("--model", "none"), "heuristic")])
+    (("--model", "none"), "heuristic:distance")])
 def test_version_names_search_and_evaluator(extra: tuple[str, ...], evaluator: str) -> None:
     """The shipped network is the default evaluator of the default EinStein game."""
     session = Session(engine_command("ewn", "einstein", *extra))

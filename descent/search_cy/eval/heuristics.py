@@ -12,15 +12,16 @@ from collections.abc import Callable
 
 from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
-from descent.search_cy.eval.hex_eval import HexEvaluator
+from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
 from descent.search_cy.games.registry import Game, parse_spec
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import HeuristicEvaluator
 
-HEURISTICS: dict[str, Callable[[], HeuristicEvaluator]] = {
-    "hex": HexEvaluator,
-    "einstein": EinsteinEvaluator,
-    "dicechess": DiceChessEvaluator,
+# Each game's heuristics by name, its default first.
+HEURISTICS: dict[str, dict[str, Callable[[], HeuristicEvaluator]]] = {
+    "hex": {"vc": HexVCEvaluator, "two_distance": HexEvaluator},
+    "einstein": {"distance": EinsteinEvaluator},
+    "dicechess": {"material": DiceChessEvaluator},
 }
 
 
@@ -39,14 +40,36 @@ def game_name(state_or_game: GameState | Game | str) -> str:
                     f"got {type(state_or_game).__name__}")
 
 
-def heuristic_for(state_or_game: GameState | Game | str) -> HeuristicEvaluator:
-    """A fresh heuristic evaluator for a state's game, a Game or a game name/spec.
+def heuristic_names(state_or_game: GameState | Game | str) -> list[str]:
+    """The names of a game's heuristics, its default first ([] for none)."""
+    return list(HEURISTICS.get(game_name(state_or_game), {}))
 
-    Raises ValueError naming the game when no heuristic exists for it.
+
+def heuristic_for(state_or_game: GameState | Game | str,
+                  name: str | None = None) -> HeuristicEvaluator:
+    """A fresh heuristic evaluator for a state's game, a Game or a game name/spec:
+    ``name`` (one of ``heuristic_names``), else the game's default.
+
+    Raises ValueError naming the game (and the known names) when there is none such.
     """
-    name = game_name(state_or_game)
-    factory = HEURISTICS.get(name)
-    if factory is None:
+    game = game_name(state_or_game)
+    table = HEURISTICS.get(game)
+    if table is None:
         known = ", ".join(sorted(HEURISTICS))
-        raise ValueError(f"no heuristic evaluator for game {name!r} (known: {known})")
+        raise ValueError(f"no heuristic evaluator for game {game!r} (known: {known})")
+    if name is None:
+        return next(iter(table.values()))()
+    factory = table.get(name)
+    if factory is None:
+        raise ValueError(f"no heuristic {name!r} for {game} (known: {', '.join(table)})")
     return factory()
+
+
+def heuristic_name(state_or_game: GameState | Game | str,
+                   evaluator: HeuristicEvaluator) -> str:
+    """The registry name of ``evaluator`` among its game's heuristics."""
+    for name, factory in HEURISTICS.get(game_name(state_or_game), {}).items():
+        if type(evaluator) is factory:
+            return name
+    raise ValueError(f"{type(evaluator).__name__} is not a heuristic of "
+                     f"{game_name(state_or_game)}")

@@ -260,12 +260,16 @@ cdef class HexEvaluator(HeuristicEvaluator):
         return best
 
     cdef double _value(self, HexState s) noexcept nogil:
-        cdef int mob_black, mob_white, dmob
-        cdef int pot_black, pot_white
-        cdef double score
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
         self._label_groups(s)
+        return self._scored(s)
+
+    cdef double _scored(self, HexState s) noexcept nogil:
+        """The two-distance value of `s`, its groups labelled."""
+        cdef int mob_black, mob_white, dmob
+        cdef int pot_black, pot_white
+        cdef double score
         pot_black = self._potential(s, 0, &mob_black)
         pot_white = self._potential(s, 1, &mob_white)
         dmob = mob_black - mob_white
@@ -324,3 +328,305 @@ cdef class HexEvaluator(HeuristicEvaluator):
         self._label_groups(s)
         pot = self._potential(s, player, &mobility)
         return pot, mobility
+
+
+cdef enum:
+    MAXN = 25
+    MAXNODES = MAXCELLS + 2             # a player's groups, then its two edges
+    MAXHALF = 20 * MAXCELLS             # half-links: <= 10 node pairs per empty cell, x2
+    VC_BUDGET = 4096                    # search steps before a connection is given up
+    DIRECT = -1                         # a group touching an edge: no carrier
+    TEMPLATE = -2                       # an edge template: its carrier is a tmpl_cells row
+    MAXTEMPLATES = 8 * MAXN             # templates kept per player (more are ignored)
+    TEMPLATE_CELLS = 8
+
+# Template IIIa (the ziggurat) for a stone two rows from its edge, in edge coordinates
+# (rows from the edge, columns along it) relative to the stone, in both orientations: its
+# 8 empty cells connect the stone to the edge whatever the opponent does (checked by
+# exhaustive play in the tests).
+cdef int ZIG_D[2][TEMPLATE_CELLS]
+cdef int ZIG_A[2][TEMPLATE_CELLS]
+ZIG_D[0][:] = [0, -1, -1, -1, -2, -2, -2, -2]
+ZIG_A[0][:] = [1, 0, 1, 2, 0, 1, 2, 3]
+ZIG_D[1][:] = [0, -1, -1, -1, -2, -2, -2, -2]
+ZIG_A[1][:] = [-1, -1, 0, 1, -1, 0, 1, 2]
+
+# Values of a position with a virtual connection: above any two-distance value (which the
+# VC evaluator clips at VC_CLIP), below the resolved +-1 of a terminal state.
+cdef double VC_WIN = 0.99
+cdef double VC_CLIP = 0.97
+
+
+cdef class HexVCEvaluator(HexEvaluator):
+    """Two-distance Hex evaluator that first looks for a virtual connection.
+
+    A player is *virtually connected* when a chain of its groups joins its two edges and
+    every link of the chain holds whatever the opponent does: a group touching an edge,
+    or two groups (a group and an edge) with two empty cells next to both (a bridge; the
+    edge template II), the links' carriers (those pairs of cells) pairwise disjoint. The
+    opponent breaks at most one carrier a move and the player answers in the same one, so
+    the player wins whoever is to move. The player to move also wins when one link of
+    such a chain has a single common empty cell (it plays there). Either way the value is
+    +-VC_WIN, above every two-distance value (clipped at VC_CLIP): the search sees a
+    decided game many moves before its last stone. Links are looked for greedily (the
+    first two common cells of a pair are its carrier), so a connection can be missed,
+    never invented.
+    """
+    cdef int ncarrier[MAXHALF]              # per half-link: common empty cells, or DIRECT
+    cdef int hl_to[MAXHALF]
+    cdef int hl_c1[MAXHALF]
+    cdef int hl_c2[MAXHALF]
+    cdef int hl_next[MAXHALF]
+    cdef int hl_twin[MAXHALF]
+    cdef int head[MAXNODES]
+    cdef int nhalf
+    cdef int tmpl_cells[MAXTEMPLATES][TEMPLATE_CELLS]
+    cdef int ntemplates
+    cdef int used[MAXCELLS]                 # carrier cells taken by the chain being built
+    cdef int on_path[MAXNODES]
+    cdef int budget
+
+    cdef double _value(self, HexState s) noexcept nogil:
+        cdef double v
+        if self.nb_size != s.n:
+            self._build_neighbours(s.n)
+        self._label_groups(s)
+        if self._connected(s, 0):
+            return VC_WIN
+        if self._connected(s, 1):
+            return -VC_WIN
+        v = self._scored(s)
+        if v > VC_CLIP:
+            return VC_CLIP
+        if v < -VC_CLIP:
+            return -VC_CLIP
+        return v
+
+    cdef int _find_half(self, int a, int b) noexcept nogil:
+        cdef int l = self.head[a]
+        while l >= 0:
+            if self.hl_to[l] == b:
+                return l
+            l = self.hl_next[l]
+        return -1
+
+    cdef void _link(self, int a, int b, int cell) noexcept nogil:
+        """Counts `cell` (or DIRECT) as a common cell of nodes a and b."""
+        cdef int l = self._find_half(a, b)
+        cdef int m
+        if l < 0:
+            if self.nhalf + 2 > MAXHALF:
+                return
+            l = self.nhalf
+            m = l + 1
+            self.nhalf += 2
+            self.hl_to[l] = b
+            self.hl_to[m] = a
+            self.hl_twin[l] = m
+            self.hl_twin[m] = l
+            self.hl_next[l] = self.head[a]
+            self.head[a] = l
+            self.hl_next[m] = self.head[b]
+            self.head[b] = m
+            self.ncarrier[l] = 0
+            self.ncarrier[m] = 0
+        m = self.hl_twin[l]
+        if self.ncarrier[l] == DIRECT:
+            return
+        if cell == DIRECT:
+            self.ncarrier[l] = self.ncarrier[m] = DIRECT
+            return
+        if self.ncarrier[l] == 0:
+            self.hl_c1[l] = self.hl_c1[m] = cell
+        elif self.ncarrier[l] == 1:
+            self.hl_c2[l] = self.hl_c2[m] = cell
+        self.ncarrier[l] += 1
+        self.ncarrier[m] += 1
+
+    cdef void _template(self, int g, int e, int* cells) noexcept nogil:
+        """A link from group g to edge node e whose carrier is the 8 `cells`."""
+        cdef int l, m, i, t
+        if self.nhalf + 2 > MAXHALF or self.ntemplates >= MAXTEMPLATES:
+            return
+        t = self.ntemplates
+        self.ntemplates += 1
+        for i in range(TEMPLATE_CELLS):
+            self.tmpl_cells[t][i] = cells[i]
+        l = self.nhalf
+        m = l + 1
+        self.nhalf += 2
+        self.hl_to[l] = e
+        self.hl_to[m] = g
+        self.hl_twin[l] = m
+        self.hl_twin[m] = l
+        self.hl_next[l] = self.head[g]
+        self.head[g] = l
+        self.hl_next[m] = self.head[e]
+        self.head[e] = m
+        self.ncarrier[l] = self.ncarrier[m] = TEMPLATE
+        self.hl_c1[l] = self.hl_c1[m] = t
+
+    cdef void _edge_templates(self, HexState s, int stone, int bit, int e) noexcept nogil:
+        """Ziggurats from the player's stones two rows from edge `bit` to its node e."""
+        cdef int n = s.n
+        cdef int cell, r, c, d, a, o, i, dd, aa, rr, cc
+        cdef int cells[TEMPLATE_CELLS]
+        cdef bint ok
+        for cell in range(s.ncells):
+            if s.cells[cell] != stone:
+                continue
+            r = cell // n
+            c = cell - r * n
+            # edge coordinates: d rows from the edge, a along it
+            if bit == E_TOP:
+                d, a = r, c
+            elif bit == E_BOTTOM:
+                d, a = n - 1 - r, n - 1 - c
+            elif bit == E_LEFT:
+                d, a = c, r
+            else:
+                d, a = n - 1 - c, n - 1 - r
+            if d != 2:
+                continue
+            for o in range(2):
+                ok = True
+                for i in range(TEMPLATE_CELLS):
+                    dd = d + ZIG_D[o][i]
+                    aa = a + ZIG_A[o][i]
+                    if aa < 0 or aa >= n:
+                        ok = False
+                        break
+                    if bit == E_TOP:
+                        rr, cc = dd, aa
+                    elif bit == E_BOTTOM:
+                        rr, cc = n - 1 - dd, n - 1 - aa
+                    elif bit == E_LEFT:
+                        rr, cc = aa, dd
+                    else:
+                        rr, cc = n - 1 - aa, n - 1 - dd
+                    cells[i] = rr * n + cc
+                    if s.cells[cells[i]] != 0:
+                        ok = False
+                        break
+                if ok:
+                    self._template(self.group[cell], e, cells)
+
+    cdef bint _connected(self, HexState s, int player) noexcept nogil:
+        """Whether `player` is virtually connected (or, to move, one move from it)."""
+        cdef int stone = player + 1
+        cdef int first = E_TOP if player == 0 else E_LEFT
+        cdef int second = E_BOTTOM if player == 0 else E_RIGHT
+        cdef int ng = self.ngroups
+        cdef int e1 = ng, e2 = ng + 1
+        cdef int cell, k, w, g, i, j, cnt
+        cdef int around[5]
+        for i in range(ng + 2):
+            self.head[i] = -1
+            self.on_path[i] = 0
+        self.nhalf = 0
+        for g in range(ng):
+            if self.gcolour[g] == stone:
+                if self.gtouch[g] & first:
+                    self._link(g, e1, DIRECT)
+                if self.gtouch[g] & second:
+                    self._link(g, e2, DIRECT)
+        for cell in range(s.ncells):
+            if s.cells[cell]:
+                continue
+            self.used[cell] = 0
+            # the nodes next to this empty cell: own groups, and the edges it lies on
+            cnt = 0
+            if self.edge[cell] & first:
+                around[cnt] = e1
+                cnt += 1
+            if self.edge[cell] & second:
+                around[cnt] = e2
+                cnt += 1
+            for k in range(6):
+                w = self.nb[cell][k]
+                if w < 0 or s.cells[w] != stone:
+                    continue
+                g = self.group[w]
+                for i in range(cnt):
+                    if around[i] == g:
+                        break
+                else:
+                    if cnt < 5:
+                        around[cnt] = g
+                        cnt += 1
+            for i in range(cnt):
+                for j in range(i + 1, cnt):
+                    self._link(around[i], around[j], cell)
+        self.ntemplates = 0
+        if s.n >= 4:
+            self._edge_templates(s, stone, first, e1)
+            self._edge_templates(s, stone, second, e2)
+        self.budget = VC_BUDGET
+        return self._chain(e1, e2, s.side == player)
+
+    cdef bint _chain(self, int node, int target, bint semi) noexcept nogil:
+        """Depth-first: a chain from `node` to `target` with disjoint carriers (and at
+        most one single-cell link when `semi`)."""
+        cdef int l, to, c1, c2, n
+        if node == target:
+            return True
+        if self.budget <= 0:
+            return False
+        self.budget -= 1
+        self.on_path[node] = 1
+        l = self.head[node]
+        while l >= 0:
+            to = self.hl_to[l]
+            n = self.ncarrier[l]
+            if not self.on_path[to]:
+                if n == DIRECT:
+                    if self._chain(to, target, semi):
+                        return True
+                elif n == TEMPLATE:
+                    if self._take_template(self.hl_c1[l]):
+                        if self._chain(to, target, semi):
+                            return True
+                        self._drop_template(self.hl_c1[l])
+                elif n >= 2:
+                    c1 = self.hl_c1[l]
+                    c2 = self.hl_c2[l]
+                    if not self.used[c1] and not self.used[c2]:
+                        self.used[c1] = 1
+                        self.used[c2] = 1
+                        if self._chain(to, target, semi):
+                            return True
+                        self.used[c1] = 0
+                        self.used[c2] = 0
+                elif n == 1 and semi:
+                    c1 = self.hl_c1[l]
+                    if not self.used[c1]:
+                        self.used[c1] = 1
+                        if self._chain(to, target, False):
+                            return True
+                        self.used[c1] = 0
+            l = self.hl_next[l]
+        self.on_path[node] = 0
+        return False
+
+    cdef bint _take_template(self, int t) noexcept nogil:
+        cdef int i
+        for i in range(TEMPLATE_CELLS):
+            if self.used[self.tmpl_cells[t][i]]:
+                return False
+        for i in range(TEMPLATE_CELLS):
+            self.used[self.tmpl_cells[t][i]] = 1
+        return True
+
+    cdef void _drop_template(self, int t) noexcept nogil:
+        cdef int i
+        for i in range(TEMPLATE_CELLS):
+            self.used[self.tmpl_cells[t][i]] = 0
+
+    def virtual_connection(self, HexState s, int player) -> bool:
+        """Whether `player` is virtually connected in `s` (to move: or one move from it)."""
+        if not 0 <= player <= 1:
+            raise ValueError(f"player {player} is neither 0 (Black) nor 1 (White)")
+        if self.nb_size != s.n:
+            self._build_neighbours(s.n)
+        self._label_groups(s)
+        return self._connected(s, player)

@@ -17,7 +17,7 @@ import pytest
 from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
 from descent.search_cy.eval.heuristics import game_name, heuristic_for
-from descent.search_cy.eval.hex_eval import HexEvaluator
+from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
@@ -62,7 +62,8 @@ def value(evaluator: HeuristicEvaluator, state: GameState) -> float:
 # ---- the registry of heuristics ----
 
 @pytest.mark.parametrize(("name", "cls"), [
-    ("hex", HexEvaluator), ("einstein", EinsteinEvaluator), ("dicechess", DiceChessEvaluator)])
+    ("hex", HexVCEvaluator), ("einstein", EinsteinEvaluator),
+    ("dicechess", DiceChessEvaluator)])
 def test_heuristic_for_maps_names_specs_games_and_states(name: str, cls: type) -> None:
     game = make_game(name)
     for key in (name, f"{name}()", game, game.new_initial_state()):

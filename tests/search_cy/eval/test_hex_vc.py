@@ -1,0 +1,109 @@
+"""The virtual-connection Hex evaluator: hand-made templates, and soundness against the
+exact solver on small boards (a claimed connection is always a win)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from descent.search_cy.eval.heuristics import heuristic_for, heuristic_names
+from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
+from descent.search_cy.games.registry import make_game
+from tests.nets.learn.conftest import solve
+from tests.search_cy.eval.test_heuristics import hex_position
+
+
+def cell(n: int, name: str) -> int:
+    """``c2`` -> the cell index (column letter, row number from 1)."""
+    return (int(name[1:]) - 1) * n + ord(name[0]) - ord("a")
+
+
+def test_bridge_and_edge_templates_connect_whoever_moves() -> None:
+    n = 5
+    ev = HexVCEvaluator()
+    # c2 (row 1: template II to the top) bridged to b4 (row 3: template II to the bottom)
+    black = [cell(n, "c2"), cell(n, "b4")]
+    white = [cell(n, "e1"), cell(n, "e5")]
+    for black_to_move in (True, False):
+        s = hex_position(n, black, white, black_to_move)
+        assert ev.virtual_connection(s, 0)
+        assert not ev.virtual_connection(s, 1)
+        assert ev.evaluate([s])[0] == pytest.approx(0.99)
+    # White intrudes into the bridge: Black to move answers in the other cell
+    intruded = hex_position(n, black, white[:1] + [cell(n, "b3")], True)
+    assert ev.virtual_connection(intruded, 0)
+    # ... but with both bridge cells White's, the chain is cut
+    cut = hex_position(n, black + [cell(n, "e4")], [cell(n, "b3"), cell(n, "c3")], False)
+    assert not ev.virtual_connection(cut, 0)
+    # an edge template whose carrier is taken holds no more: c2 with c1 and d1 White's
+    broken = hex_position(n, [cell(n, "c2"), cell(n, "b4"), cell(n, "a5")],
+                          [cell(n, "c1"), cell(n, "d1"), cell(n, "e5")], True)
+    assert not ev.virtual_connection(broken, 0)
+
+
+def test_the_ziggurat_connects_a_stone_two_rows_from_its_edge() -> None:
+    # 5x5: c3 reaches the top through the ziggurat a3..d1 side (b3, b2 c2 d2, b1 c1 d1 e1)
+    # and the bottom through its mirror image; the carriers are disjoint
+    n = 5
+    ev = HexVCEvaluator()
+    assert ev.virtual_connection(hex_position(n, [cell(n, "c3")], [cell(n, "a1")], True), 0)
+    # a White stone in the top carrier (c1) leaves no template to the top
+    assert not ev.virtual_connection(hex_position(n, [cell(n, "c3")], [cell(n, "c1")], True),
+                                     0)
+    # on 3x3 the centre is bridged to both edges through disjoint pairs
+    assert ev.virtual_connection(hex_position(3, [cell(3, "b2")], [], False), 0)
+
+
+@pytest.mark.parametrize(("n", "trials"), [(3, 1500), (4, 1500), (5, 400), (6, 300)])
+def test_a_claimed_connection_is_a_win_by_exact_solution(n: int, trials: int) -> None:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    ev = HexVCEvaluator()
+    game = make_game(f"hex(size={n})")
+    rng = np.random.default_rng(n)
+    memo: dict[int, float] = {}
+    claims = 0
+    for _ in range(trials):
+        s = game.new_initial_state()
+        for _ in range(int(rng.integers(0, n * n - 1))):
+            if s.is_terminal():
+                break
+            s.apply_action(int(rng.choice(s.legal_actions())))
+        if s.is_terminal() or (n >= 5 and len(s.legal_actions()) > 15):
+            continue
+        for player in (0, 1):
+            if ev.virtual_connection(s, player):
+                claims += 1
+                assert (solve(s, memo) > 0) == (player == 0), s.to_text()
+    assert claims > trials // 10      # the detector finds connections, not just none
+
+
+def test_values_agree_with_two_distance_where_no_connection_is_seen() -> None:
+    game = make_game("hex(size=11)")
+    rng = np.random.default_rng(3)
+    vc, td = HexVCEvaluator(), HexEvaluator()
+    seen = 0
+    for _ in range(200):
+        s = game.new_initial_state()
+        for _ in range(int(rng.integers(0, 60))):
+            s.apply_action(int(rng.choice(s.legal_actions())))
+            if s.is_terminal():
+                break
+        if s.is_terminal():
+            continue
+        a, b = vc.evaluate([s])[0], td.evaluate([s])[0]
+        if vc.virtual_connection(s, 0) or vc.virtual_connection(s, 1):
+            seen += 1
+            assert abs(a) == pytest.approx(0.99)
+        else:
+            assert a == pytest.approx(float(np.clip(b, -0.97, 0.97)))
+    assert seen > 0
+
+
+def test_the_registry_names_the_hex_heuristics() -> None:
+    assert heuristic_names("hex(size=9)")[0] == "vc"
+    assert heuristic_names("hex") == ["vc", "two_distance"]
+    assert type(heuristic_for("hex", "two_distance")) is HexEvaluator
+    with pytest.raises(ValueError, match="known: vc, two_distance"):
+        heuristic_for("hex", "bogus")
