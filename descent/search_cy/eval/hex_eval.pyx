@@ -357,6 +357,19 @@ cdef double VC_WIN = 0.99
 cdef double VC_CLIP = 0.97
 
 
+cdef inline int _edge_flip(int bit, int n, int x, int y) noexcept nogil:
+    """Board cell (x, y) = (row, column) in the coordinates of edge `bit` (rows from the
+    edge, column along it), as a cell index ``row * n + column``; the map is its own
+    inverse, so it also takes edge coordinates back to the board's."""
+    if bit == E_TOP:
+        return x * n + y
+    if bit == E_BOTTOM:
+        return (n - 1 - x) * n + (n - 1 - y)
+    if bit == E_LEFT:
+        return y * n + x
+    return (n - 1 - y) * n + (n - 1 - x)
+
+
 cdef class HexVCEvaluator(HexEvaluator):
     """Two-distance Hex evaluator that first looks for a virtual connection.
 
@@ -410,26 +423,35 @@ cdef class HexVCEvaluator(HexEvaluator):
             l = self.hl_next[l]
         return -1
 
+    cdef int _new_link(self, int a, int b) noexcept nogil:
+        """A new link between nodes a and b (two half-links, one on each node's list): the
+        half-link from a, or -1 when the table is full."""
+        cdef int l, m
+        if self.nhalf + 2 > MAXHALF:
+            return -1
+        l = self.nhalf
+        m = l + 1
+        self.nhalf += 2
+        self.hl_to[l] = b
+        self.hl_to[m] = a
+        self.hl_twin[l] = m
+        self.hl_twin[m] = l
+        self.hl_next[l] = self.head[a]
+        self.head[a] = l
+        self.hl_next[m] = self.head[b]
+        self.head[b] = m
+        self.ncarrier[l] = 0
+        self.ncarrier[m] = 0
+        return l
+
     cdef void _link(self, int a, int b, int cell) noexcept nogil:
         """Counts `cell` (or DIRECT) as a common cell of nodes a and b."""
         cdef int l = self._find_half(a, b)
         cdef int m
         if l < 0:
-            if self.nhalf + 2 > MAXHALF:
+            l = self._new_link(a, b)
+            if l < 0:
                 return
-            l = self.nhalf
-            m = l + 1
-            self.nhalf += 2
-            self.hl_to[l] = b
-            self.hl_to[m] = a
-            self.hl_twin[l] = m
-            self.hl_twin[m] = l
-            self.hl_next[l] = self.head[a]
-            self.head[a] = l
-            self.hl_next[m] = self.head[b]
-            self.head[b] = m
-            self.ncarrier[l] = 0
-            self.ncarrier[m] = 0
         m = self.hl_twin[l]
         if self.ncarrier[l] == DIRECT:
             return
@@ -444,48 +466,35 @@ cdef class HexVCEvaluator(HexEvaluator):
         self.ncarrier[m] += 1
 
     cdef void _template(self, int g, int e, int* cells) noexcept nogil:
-        """A link from group g to edge node e whose carrier is the 8 `cells`."""
+        """A link from group g to edge node e whose carrier is the 8 `cells` (a link of
+        its own, beside any bridge-like link between the same two nodes)."""
         cdef int l, m, i, t
-        if self.nhalf + 2 > MAXHALF or self.ntemplates >= MAXTEMPLATES:
+        if self.ntemplates >= MAXTEMPLATES:
             return
+        l = self._new_link(g, e)
+        if l < 0:
+            return
+        m = self.hl_twin[l]
         t = self.ntemplates
         self.ntemplates += 1
         for i in range(TEMPLATE_CELLS):
             self.tmpl_cells[t][i] = cells[i]
-        l = self.nhalf
-        m = l + 1
-        self.nhalf += 2
-        self.hl_to[l] = e
-        self.hl_to[m] = g
-        self.hl_twin[l] = m
-        self.hl_twin[m] = l
-        self.hl_next[l] = self.head[g]
-        self.head[g] = l
-        self.hl_next[m] = self.head[e]
-        self.head[e] = m
         self.ncarrier[l] = self.ncarrier[m] = TEMPLATE
         self.hl_c1[l] = self.hl_c1[m] = t
 
     cdef void _edge_templates(self, HexState s, int stone, int bit, int e) noexcept nogil:
         """Ziggurats from the player's stones two rows from edge `bit` to its node e."""
         cdef int n = s.n
-        cdef int cell, r, c, d, a, o, i, dd, aa, rr, cc
+        cdef int cell, d, a, da, o, i, dd, aa
         cdef int cells[TEMPLATE_CELLS]
         cdef bint ok
         for cell in range(s.ncells):
             if s.cells[cell] != stone:
                 continue
-            r = cell // n
-            c = cell - r * n
             # edge coordinates: d rows from the edge, a along it
-            if bit == E_TOP:
-                d, a = r, c
-            elif bit == E_BOTTOM:
-                d, a = n - 1 - r, n - 1 - c
-            elif bit == E_LEFT:
-                d, a = c, r
-            else:
-                d, a = n - 1 - c, n - 1 - r
+            da = _edge_flip(bit, n, cell // n, cell % n)
+            d = da // n
+            a = da - d * n
             if d != 2:
                 continue
             for o in range(2):
@@ -496,15 +505,7 @@ cdef class HexVCEvaluator(HexEvaluator):
                     if aa < 0 or aa >= n:
                         ok = False
                         break
-                    if bit == E_TOP:
-                        rr, cc = dd, aa
-                    elif bit == E_BOTTOM:
-                        rr, cc = n - 1 - dd, n - 1 - aa
-                    elif bit == E_LEFT:
-                        rr, cc = aa, dd
-                    else:
-                        rr, cc = n - 1 - aa, n - 1 - dd
-                    cells[i] = rr * n + cc
+                    cells[i] = _edge_flip(bit, n, dd, aa)
                     if s.cells[cells[i]] != 0:
                         ok = False
                         break
