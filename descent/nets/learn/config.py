@@ -310,6 +310,14 @@ def load_config(path: str | Path, base: TrainConfig | None = None) -> TrainConfi
     return from_mapping(data, base)
 
 
+def config_from_toml(text: str) -> TrainConfig:
+    """A config from TOML text (``to_toml``'s output; ValueError naming the problem)."""
+    try:
+        return from_mapping(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"training config: {exc}") from None
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -47,7 +47,13 @@ from descent.nets.learn.checkpoint import (
     rng_state,
     save_checkpoint,
 )
-from descent.nets.learn.config import TrainConfig, load_config, to_dict, to_toml
+from descent.nets.learn.config import (
+    TrainConfig,
+    config_from_toml,
+    load_config,
+    to_dict,
+    to_toml,
+)
 from descent.nets.learn.data import ReplayMemory, random_terminal_data
 from descent.nets.learn.evaluation import (
     MatchStats,
@@ -199,7 +205,12 @@ class Trainer:
             raise ValueError(f"{self.run_dir} holds a training run already: use --resume "
                              "to continue it, or another --run-dir")
         changed: dict[str, Any] = {}
-        if resume and config_path.exists():
+        if resume and state is not None and "config_toml" in state:
+            # against the config the checkpoint was trained with, not config.toml: a
+            # resume that changed it and stopped before its first checkpoint rewrote
+            # config.toml, and its metrics record went with the truncation below
+            changed = config_changes(config_from_toml(str(state["config_toml"])), self.cfg)
+        elif resume and config_path.exists():
             changed = config_changes(load_config(config_path), self.cfg)
         config_path.write_text(to_toml(self.cfg), encoding="utf-8")
         if state is None:
@@ -299,6 +310,7 @@ class Trainer:
             "counters": asdict(self.counters),
             "metrics_bytes": self.metrics.size(),
             "previous_model": str(self.previous_model or ""),
+            "config_toml": to_toml(self.cfg),
         })
         remove_unnamed(self.run_dir, self.segments)
         return path

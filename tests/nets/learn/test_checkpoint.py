@@ -112,6 +112,19 @@ def test_a_resumed_run_may_change_its_schedule_and_records_it(tmp_path: Path) ->
             cfg.selfplay.iterations, 5]}}]
 
 
+def test_a_change_stopped_before_its_checkpoint_is_recorded_on_the_next_resume(
+        tmp_path: Path) -> None:
+    cfg = tiny_config(run__max_iterations=1)
+    Trainer(cfg, tmp_path).run()
+    changed = cfg.with_overrides(selfplay__iterations=5, run__max_iterations=2)
+    Trainer(changed, tmp_path, resume=True)      # killed before any checkpoint
+    again = Trainer(changed, tmp_path, resume=True)
+    again.run()
+    records = [json.loads(x) for x in (tmp_path / METRICS_NAME).read_text().splitlines()]
+    assert [r["changed"] for r in records if r.get("kind") == "config"] == [
+        {"selfplay.iterations": [cfg.selfplay.iterations, 5]}]
+
+
 def test_extend_counts_the_limits_from_where_the_run_stands(tmp_path: Path) -> None:
     cfg = tiny_config(run__max_iterations=1)
     Trainer(cfg, tmp_path).run()
