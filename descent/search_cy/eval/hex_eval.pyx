@@ -375,10 +375,11 @@ cdef class HexVCEvaluator(HexEvaluator):
 
     A player is *virtually connected* when a chain of its groups joins its two edges and
     every link of the chain holds whatever the opponent does: a group touching an edge,
-    or two groups (a group and an edge) with two empty cells next to both (a bridge; the
-    edge template II), the links' carriers (those pairs of cells) pairwise disjoint. The
-    opponent breaks at most one carrier a move and the player answers in the same one, so
-    the player wins whoever is to move. The player to move also wins when one link of
+    two groups (a group and an edge) with two empty cells next to both (a bridge; the
+    edge template II), or a stone two rows from an edge with the 8 empty cells of a
+    ziggurat (template IIIa), the links' carriers pairwise disjoint. The opponent breaks
+    into at most one carrier a move and the player answers inside the same one, so the
+    player wins whoever is to move. The player to move also wins when one link of
     such a chain has a single common empty cell (it plays there). Either way the value is
     +-VC_WIN, above every two-distance value (clipped at VC_CLIP): the search sees a
     decided game many moves before its last stone. Links are looked for greedily (the
