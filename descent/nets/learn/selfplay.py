@@ -104,7 +104,8 @@ def selection_view(result: SearchResult, scale: float, deterministic: bool) -> S
         v = child.value / scale
         if deterministic and child.resolved and v != 0.0:
             v = math.copysign(1.0 + abs(v), v)
-        children.append(ChildStat(child.action, v, child.visits, child.resolved))
+        children.append(ChildStat(child.action, v, child.visits, child.resolved,
+                                  child.outcome))
     return replace(result, children=children, value=result.value / scale)
 
 

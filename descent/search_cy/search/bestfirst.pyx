@@ -733,7 +733,8 @@ cdef class BestFirstSearch:
 
     cdef list _children(self, Node* node):
         cdef Child* ch = &self.table.children[node.first]
-        return [ChildStat(ch[i].action, float(ch[i].v), ch[i].n, bool(ch[i].r))
+        return [ChildStat(ch[i].action, float(ch[i].v), ch[i].n, bool(ch[i].r),
+                          int(ch[i].c) if ch[i].r else None)
                 for i in range(node.nchild)]
 
     cdef list _pv(self, GameState s, int first_choice):

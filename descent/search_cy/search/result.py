@@ -12,6 +12,10 @@ class ChildStat:
     value: float      # v'(s, a), player 0's view
     visits: int
     resolved: bool
+    # the resolved outcome, from the search's resolution flags: +1 player 0 wins, -1
+    # player 1 wins, 0 neither (a draw, or chance outcomes that differ); None where the
+    # search does not say (the value then tells: +-1 with the gain terminal)
+    outcome: int | None = None
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,15 @@ search's own decision ``result.action``, then to more visits, then to the order 
 
 Completed variant (``completed=True``, the default):
 
-* a child that is *resolved* with a mover-view value ``>= 1 - 1e-9`` (a proven win with
-  the gain terminal) and ``>=`` every other child's mover-view value is always taken -
-  the best-ranked such child - whatever the method and its parameters;
-* *resolved* children with a mover-view value ``<= -1 + 1e-9`` (proven losses) are
-  removed from the candidates, unless every child is one, in which case all stay.
+* a proven win for the mover is always taken - the best-ranked one (with a depth
+  heuristic, the quickest) - whatever the method and its parameters;
+* proven losses are removed from the candidates, unless every child is one, in which
+  case all stay.
+
+A child is proven won or lost by the search's resolution flags (``ChildStat.outcome``:
+under a depth heuristic, or in a determinized game, a proven win is worth less than 1).
+Where a search gives no outcome, a resolved child with a mover-view value ``>= 1 - 1e-9``
+(``<= -1 + 1e-9``) counts as won (lost): the gain terminal's values.
 
 The random methods then draw among the remaining candidates only.
 """
@@ -117,6 +121,17 @@ def _softmax(values: npt.NDArray[np.float64], temperature: float) -> npt.NDArray
     return out
 
 
+def _proven(child: ChildStat, mover_value: float, sign: float) -> int:
+    """+1 when ``child`` is a proven win for the mover, -1 a proven loss, else 0."""
+    if not child.resolved:
+        return 0
+    if child.outcome is not None:
+        return int(math.copysign(1, sign * child.outcome)) if child.outcome else 0
+    if mover_value >= 1.0 - WIN_TOLERANCE:
+        return 1
+    return -1 if mover_value <= -1.0 + WIN_TOLERANCE else 0
+
+
 def select_action(
     result: SearchResult,
     player: int,
@@ -160,12 +175,10 @@ def select_action(
     ranked = _ranked(result.children, sign, result.action)
 
     if completed:
-        top = ranked[0][0]
         for v, child in ranked:
-            if child.resolved and v >= top and v >= 1.0 - WIN_TOLERANCE:
+            if _proven(child, v, sign) > 0:
                 return child.action
-        kept = [(v, c) for v, c in ranked
-                if not (c.resolved and v <= -1.0 + WIN_TOLERANCE)]
+        kept = [(v, c) for v, c in ranked if _proven(c, v, sign) >= 0]
         if kept:
             ranked = kept
 

@@ -193,6 +193,21 @@ def test_completion_avoids_a_resolved_loss() -> None:
     assert state.action_to_string(result.action) == "a5"
 
 
+def test_resolved_children_carry_their_proven_outcome() -> None:
+    # the same position: White's a5 holds, every other move loses at once; with the
+    # additive depth terminal those losses are worth less than 1, and the flags still
+    # name the winner
+    state = make_game("hex(size=5)").new_initial_state()
+    for move in ["a1", "e1", "a2", "e2", "a3", "e3", "a4"]:
+        state.apply_move(move)
+    params = SearchParams(hash_mb=8, terminal="depth_add", max_plies=25)
+    result = make_search("ubfms", ZeroEvaluator(), params).run(state, Stopper(iterations=400))
+    lost = [c for c in result.children if c.resolved and c.outcome == 1]
+    assert len(lost) == len(result.children) - 1
+    assert all(c.value > 0.0 and c.value != 1.0 for c in lost)   # depth units, not +-1
+    assert all(c.outcome is None for c in result.children if not c.resolved)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_without_completion_the_search_still_respects_its_budget(mode: str) -> None:
     state = make_game("hex(size=4)").new_initial_state()

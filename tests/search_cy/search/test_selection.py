@@ -331,3 +331,33 @@ def test_selection_config() -> None:
     with pytest.raises(ValueError, match="completed"):
         SelectionConfig("best", 0.0, completed="yes")  # type: ignore[arg-type]
 
+
+
+def _flagged(children: list[tuple[int, float, bool, int | None]]) -> SearchResult:
+    stats = [ChildStat(a, v, 1, r, o) for a, v, r, o in children]
+    return SearchResult(action=children[0][0], value=0.0, pv=[children[0][0]], nodes=1,
+                        iterations=1, depth=1, time=0.0, stop_reason="nodes",
+                        resolved=False, children=stats)
+
+
+@pytest.mark.parametrize("method", ["ordinal", "softmax", "epsilon_greedy", "best"])
+def test_completion_reads_the_resolution_flags_not_the_value(method: str) -> None:
+    # a depth heuristic: the proven win is worth 0.4, less than an open child's 0.6, and
+    # the proven loss -0.3; the flags say what they are
+    rng = np.random.default_rng(0)
+    for player, sign in ((0, 1), (1, -1)):
+        result = _flagged([(1, sign * 0.6, False, None), (2, sign * 0.4, True, sign),
+                           (3, sign * -0.3, True, -sign)])
+        for _ in range(20):
+            assert select_action(result, player, method, rng, epsilon=0.0) == 2
+        # without the win, the proven loss is never drawn, whatever the exploration
+        rest = _flagged([(1, sign * 0.6, False, None), (3, sign * -0.3, True, -sign),
+                         (4, sign * -0.5, False, None)])
+        drawn = {select_action(rest, player, method, rng, epsilon=0.0, temperature=50.0)
+                 for _ in range(200)}
+        assert 3 not in drawn
+    # a resolved child whose outcome is neither side's (a draw, or chance outcomes that
+    # differ) is an ordinary candidate, even valued 1
+    mixed = _flagged([(1, 0.2, False, None), (2, 1.0, True, 0)])
+    assert select_action(mixed, 0, "best", rng, epsilon=1.0) == 2
+    assert select_action(mixed, 1, "best", rng, epsilon=1.0) == 1
