@@ -119,7 +119,7 @@ def config_changes(stored: TrainConfig, cfg: TrainConfig) -> dict[str, Any]:
         d["selfplay"]["workers"] = min(int(d["selfplay"].get("workers", 0)), 1)
     fixed = sorted(k for k in FIXED_ON_RESUME if a.get(k) != b.get(k))
     if fixed:
-        raise ValueError(f"the config differs from the run's config.toml in "
+        raise ValueError(f"the config differs from the run's own in "
                          f"{', '.join(fixed)}, which a resumed run keeps (start a new run, "
                          "e.g. with network.init_model or data.init_memory)")
     changed: dict[str, Any] = {}
@@ -150,8 +150,8 @@ def provenance_note(cfg: TrainConfig, heuristic: str, iterations: int, note: str
 
 
 class Trainer:
-    """A training run in ``run_dir``. ``resume``: continue from its checkpoint (the
-    run's stored config must match ``cfg`` outside [run], whose limits may change)."""
+    """A training run in ``run_dir``. ``resume``: continue from its checkpoint (``cfg``
+    keeps the run's game and network; what else it changes is recorded in the metrics)."""
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,
                  stream: TextIO | None = None,
