@@ -120,18 +120,12 @@ class _Player:
 
             self.network = self.counter = mlp_evaluator(model, self.prototype)
         else:
+            from descent.nets.backends import make_backend
             from descent.nets.evaluator import NetworkFunction, network_evaluator
 
-            backend: Any
-            if sp.backend == "torch":
-                from descent.nets.backends.torch_backend import TorchBackend
-
-                backend = TorchBackend(model, device=sp.device, threads=1)
-            else:
-                from descent.nets.backends.ort import OrtBackend
-
-                backend = OrtBackend(model, device="cpu", threads=1)
-            function = NetworkFunction(model, backend)
+            name = "onnxruntime" if sp.backend == "auto" else sp.backend
+            function = NetworkFunction(
+                model, make_backend(name, model, device=sp.device, threads=1))
             self.network = network_evaluator(function, self.prototype)
             self.counter = function
         self.sha = model.weights_sha256

@@ -342,8 +342,8 @@ cdef enum:
 
 # Template IIIa (the ziggurat) for a stone two rows from its edge, in edge coordinates
 # (rows from the edge, columns along it) relative to the stone, in both orientations: its
-# 8 empty cells connect the stone to the edge whatever the opponent does (checked by
-# exhaustive play in the tests).
+# 8 empty cells connect the stone to the edge whatever the opponent does (the tests play
+# every line inside the carrier: ``ziggurat_carriers``).
 cdef int ZIG_D[2][TEMPLATE_CELLS]
 cdef int ZIG_A[2][TEMPLATE_CELLS]
 ZIG_D[0][:] = [0, -1, -1, -1, -2, -2, -2, -2]
@@ -632,3 +632,10 @@ cdef class HexVCEvaluator(HexEvaluator):
             self._build_neighbours(s.n)
         self._label_groups(s)
         return self._connected(s, player)
+
+
+def ziggurat_carriers() -> list:
+    """The ziggurat's two carriers as (rows from the edge, offset along it) pairs relative
+    to a stone two rows from its edge: the table the evaluator matches. For tests."""
+    return [[(2 + ZIG_D[o][i], ZIG_A[o][i]) for i in range(TEMPLATE_CELLS)]
+            for o in range(2)]

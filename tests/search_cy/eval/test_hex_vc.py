@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from descent.search_cy.eval.heuristics import heuristic_for, heuristic_names
-from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
+from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator, ziggurat_carriers
 from descent.search_cy.games.registry import make_game
 from tests.nets.learn.conftest import solve
 from tests.search_cy.eval.test_heuristics import hex_position
@@ -41,6 +41,49 @@ def test_bridge_and_edge_templates_connect_whoever_moves() -> None:
     broken = hex_position(n, [cell(n, "c2"), cell(n, "b4"), cell(n, "a5")],
                           [cell(n, "c1"), cell(n, "d1"), cell(n, "e5")], True)
     assert not ev.virtual_connection(broken, 0)
+
+
+NEIGHBOURS = [(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)]
+
+
+def _holds(stone: tuple[int, int], carrier: list[tuple[int, int]]) -> bool:
+    """Whether `stone` reaches row 0 through its own cells of `carrier` (rows counted from
+    the edge, neighbours as on the board) whatever the intruder does, the intruder moving
+    first: every line of play inside the carrier."""
+    def connected(own: frozenset[tuple[int, int]]) -> bool:
+        seen, todo = {stone}, [stone]
+        while todo:
+            r, c = todo.pop()
+            if r == 0:
+                return True
+            for dr, dc in NEIGHBOURS:
+                x = (r + dr, c + dc)
+                if x in own and x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        return False
+
+    def wins(own: frozenset[tuple[int, int]], theirs: frozenset[tuple[int, int]],
+             intruder: bool) -> bool:
+        if connected(own):
+            return True
+        free = [x for x in carrier if x not in own and x not in theirs]
+        if not free:
+            return False
+        if intruder:
+            return all(wins(own, theirs | {x}, False) for x in free)
+        return any(wins(own | {x}, theirs, True) for x in free)
+
+    return wins(frozenset(), frozenset(), True)
+
+
+def test_the_ziggurat_carriers_hold_and_every_cell_is_needed() -> None:
+    for carrier in ziggurat_carriers():
+        assert len(set(carrier)) == 8 and (2, 0) not in carrier
+        assert _holds((2, 0), carrier)
+        for cell in carrier:
+            assert not _holds((2, 0), [x for x in carrier if x != cell])
+    assert _holds((1, 0), [(0, 0), (0, 1)])          # template II, the same check
 
 
 def test_the_ziggurat_connects_a_stone_two_rows_from_its_edge() -> None:
