@@ -154,7 +154,8 @@ class Engine:
             # the searches must value terminal states on the network's own scale: a
             # network trained with a depth heuristic predicts values in depth units
             params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
-                                  terminal=terminal, max_plies=max_plies)
+                                  terminal=terminal, max_plies=max_plies,
+                                  threads=settings.threads)
             built.update(search_name=search_name,
                          search=make_search(search_name, evaluator, params))
         return built

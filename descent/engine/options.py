@@ -7,9 +7,9 @@ A change handler runs at one of four depths (``Option.rebuild``):
 - ``game``: a new game descriptor and position, then its evaluator and search;
 - ``evaluator``: the value network or heuristic (model, backend), then the search that
   holds it;
-- ``search``: the search and its table (search, hash size, seed);
+- ``search``: the search and its table (search, hash size, seed, threads);
 - ``none``: a value the engine reads at ``go`` (strength, resign threshold, move overhead,
-  nodes-as-time rate, threads).
+  nodes-as-time rate).
 
 Protocols only translate names and print (UCI's ``Hash`` is ``hash_mb`` here); ranges,
 choices and error messages come from this table, so every protocol refuses the same
@@ -134,7 +134,7 @@ OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("resign_threshold", "float", "none", 0.0, 1.0e9),
     Option("move_overhead_ms", "spin", "none", 0, MAX_OVERHEAD_MS),
     Option("nodes_per_second", "float", "none", 0.0, 1.0e12),
-    Option("threads", "spin", "none", 1, MAX_THREADS),
+    Option("threads", "spin", "search", 1, MAX_THREADS),
 )}
 
 _HELP = {f.name: str(f.metadata.get("help", "")) for f in fields(Settings)}

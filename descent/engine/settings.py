@@ -44,7 +44,9 @@ class Settings:
         "help": "playing strength (Rminimax): max, master, expert, advanced, intermediate, "
                 "casual, novice, beginner, random, or 0..20"})
     hash_mb: int = field(default=256, metadata={"help": "search table memory, MiB"})
-    threads: int = field(default=1, metadata={"help": "inference threads"})
+    threads: int = field(default=1, metadata={
+        "help": "search threads: one shared tree (best-first searches, MCTS) or Lazy SMP "
+                "over one table (expectiminimax); 1 plays deterministically by seed"})
     seed: int = field(default=0, metadata={"help": "random seed (deterministic play)"})
     resign_threshold: float = field(default=0.0, metadata={
         "help": "resign when the root value for us is below -T (0 = never resign)"})

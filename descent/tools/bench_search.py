@@ -13,6 +13,10 @@ Two further measurements:
   network costs per batch), which says whether search or evaluation is the bottleneck;
 - for the dice games, how expectiminimax batches such an evaluator (calls, positions a
   call), since a network's per-call cost dominates at small batches.
+
+With ``--threads N`` it also measures thread scaling: every search on the same positions
+under a time limit at 1, 2, 4, ... and N threads, nodes per second and the speed-up over
+one thread measured in the same run (the signature stays the one-thread count).
 """
 
 from __future__ import annotations
@@ -107,6 +111,54 @@ def bench_game(game: str, searches: list[str] | None = None) -> list[Row]:
     return rows
 
 
+@dataclass
+class ScalingRow:
+    game: str
+    search: str
+    threads: int
+    nodes: int
+    seconds: float
+    speedup: float          # nodes per second over the one-thread row of the same run
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+
+def thread_counts(threads: int) -> list[int]:
+    """1, 2, 4, ... below ``threads``, then ``threads``."""
+    counts, n = [], 1
+    while n < threads:
+        counts.append(n)
+        n *= 2
+    return counts + [threads]
+
+
+def bench_scaling(game: str, threads: int, seconds: float,
+                  searches: list[str] | None = None) -> list[ScalingRow]:
+    """Nodes per second of each search at each thread count, ``seconds`` per search and
+    thread count spread over the bench positions (a fresh search per position)."""
+    rows: list[ScalingRow] = []
+    states = positions(game)
+    for name in searches or _searches():
+        base = 0.0
+        for count in thread_counts(threads):
+            nodes = 0
+            elapsed = 0.0
+            for state in states:
+                params = SearchParams(hash_mb=64, threads=count, keep_tree=False)
+                search = make_search(name, heuristic_for(state), params)
+                result = search.run(state, Stopper(time=seconds / len(states)))
+                nodes += result.nodes
+                elapsed += result.time
+            nps = nodes / elapsed if elapsed > 0 else 0.0
+            if count == 1:
+                base = nps
+            rows.append(ScalingRow(game, name, count, nodes, elapsed,
+                                   nps / base if base > 0 else 0.0))
+    return rows
+
+
 def _network_stand_in(width: int) -> Any:
     """A NumPy function costing about what a small CPU value network costs per batch."""
     rng = np.random.default_rng(0)
@@ -188,7 +240,8 @@ def openspiel_comparison(seconds: float) -> list[dict[str, Any]] | None:
     return rows
 
 
-def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -> int:
+def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0,
+         threads: int = 1) -> int:
     names = [game] if game else list(GAMES)
     for name in names:
         if name not in GAMES:
@@ -198,11 +251,14 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
     share = evaluator_share(seconds * 2) if game in (None, "hex") else None
     emm = openspiel_comparison(seconds) if game in (None, "einstein") else None
     batches = {name: b for name in names if (b := emm_batches(name)) is not None}
+    scaling = [row for name in names for row in bench_scaling(name, threads, seconds)] \
+        if threads > 1 else []
     if as_json:
         print(json.dumps({"suite": "search", "signature": signature,
                           "rows": [{**asdict(r), "nps": r.nps} for r in rows],
                           "evaluator_share": share, "einstein_vs_openspiel": emm,
-                          "expectiminimax_batches": batches}))
+                          "expectiminimax_batches": batches,
+                          "threads": [{**asdict(r), "nps": r.nps} for r in scaling]}))
         return 0
     print(f"{'game':<10} {'search':<15} {'positions':>9} {'nodes':>12} {'seconds':>8} "
           f"{'nodes/s':>12}")
@@ -223,5 +279,13 @@ def main(game: str | None = None, as_json: bool = False, seconds: float = 1.0) -
         for row in emm:
             print("  " + ", ".join(f"{k}={v:,.3f}" if isinstance(v, float) else f"{k}={v}"
                                    for k, v in row.items()))
+    if scaling:
+        print(f"\nthreads ({seconds:g} s per search and thread count; speed-up over one "
+              "thread in this run):")
+        print(f"{'game':<10} {'search':<15} {'threads':>7} {'nodes':>12} {'nodes/s':>12} "
+              f"{'speed-up':>8}")
+        for t in scaling:
+            print(f"{t.game:<10} {t.search:<15} {t.threads:>7} {t.nodes:>12,} "
+                  f"{t.nps:>12,.0f} {t.speedup:>7.2f}x")
     print(f"\nsignature: {signature}")
     return 0

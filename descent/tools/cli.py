@@ -67,6 +67,9 @@ def _configure_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default=None, help="only this game (hex, einstein, dicechess)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="search: also nodes per second at 1..N threads (powers of two and "
+                        "N), with the speed-up over one thread measured in the same run")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -81,7 +84,15 @@ def _run_bench(args: argparse.Namespace) -> int:
 
         return bench.main(game=game, as_json=as_json, seconds=seconds)
 
-    table = {"rules": bench_rules.main, "search": bench_search.main, "nets": bench_nets}
+    if args.threads < 1:
+        raise ValueError("--threads must be >= 1")
+
+    def bench_search_main(game: str | None = None, as_json: bool = False,
+                          seconds: float = 1.0) -> int:
+        return bench_search.main(game=game, as_json=as_json, seconds=seconds,
+                                 threads=args.threads)
+
+    table = {"rules": bench_rules.main, "search": bench_search_main, "nets": bench_nets}
     names = list(table) if args.suite == "all" else [args.suite]
     suites = [table[name] for name in names]
     if args.json and len(suites) > 1:

@@ -42,7 +42,7 @@ def test_every_option_is_a_setting_and_documented() -> None:
     ("resign_threshold", "0.9", set()),
     ("move_overhead_ms", "20", set()),
     ("nodes_per_second", "1000.0", set()),
-    ("threads", "2", set()),
+    ("threads", "2", {"search"}),
 ])
 def test_a_change_rebuilds_its_depth_only(name: str, value: str, replaced: set[str]) -> None:
     e = hex_engine()

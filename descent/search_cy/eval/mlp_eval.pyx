@@ -78,6 +78,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
     cdef readonly bint list_form
     cdef readonly bint tanh_output
     cdef readonly double scale
+    cdef object prototype                # a state of the game and the loaded layers, for
+    cdef object layers                   # spawn (another instance for another thread)
 
     def __cinit__(self, *args, **kwargs):
         memset(&self.net, 0, sizeof(descent_mlp))
@@ -103,6 +105,7 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         self.to_move_plane = to_move_plane
         self.symmetry = symmetry
         self.list_form = list_form
+        self.prototype = prototype
         self.load(layers)
 
     def __dealloc__(self):
@@ -127,6 +130,15 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         self.net.rows1 = self.net.rows = NULL
         self.net.full = self.f = NULL
         self.net.n_layers = 0
+
+    def spawn(self):
+        """The same network in a second instance (its own kernel scratch), for another
+        search thread."""
+        fresh = MLPEvaluator(self.prototype, self.layers, tanh_output=self.tanh_output,
+                             scale=self.scale, lo=self.lo, hi=self.hi,
+                             to_move_plane=self.to_move_plane, symmetry=self.symmetry,
+                             list_form=self.list_form)
+        return fresh
 
     def load(self, layers) -> None:
         """Replaces the weights (same input encoding). Checks every shape and value first,
@@ -154,6 +166,7 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         if width != 1:
             raise ValueError(f"the last layer has {width} outputs, a value network has 1")
         self._release()
+        self.layers = layers
         self.net.n_layers = len(checked)
         self.net.widths[0] = self.n_in
         self.max_width = self.n_in

@@ -44,6 +44,8 @@ class SearchParams:
     exploration: float = 1.4     # mcts: UCT exploration constant C
     determinize_seed: int = 0    # tree searches: > 0 plays a determinized game, each chance
     #                              state's outcome fixed by a hash of (state, seed)
+    threads: int = 1             # search threads over the one tree (1: the serial search,
+    #                              deterministic by seed)
 
     def __post_init__(self) -> None:
         if self.hash_mb < 1:
@@ -56,6 +58,8 @@ class SearchParams:
             raise ValueError("max_depth must be >= 1")
         if not 0 <= self.determinize_seed < 1 << 64:
             raise ValueError("determinize_seed must be in [0, 2**64)")
+        if not 1 <= self.threads <= 1024:
+            raise ValueError("threads must be in 1..1024")
 
 
 class Search(Protocol):

@@ -32,16 +32,32 @@ takes a solved win, as an MCTS-Solver does.
 
 Why paths are explicit arrays rather than recursion: descent lines run to the end of the
 game, hundreds of plies in dice chess.
+
+With ``params.threads`` > 1 the search is a parallel tree search over the one table
+(tree parallelisation, Chaslot et al. 2008): each thread walks from the root with its own
+copy of the state and its own evaluator, valuing an expansion's children outside the
+table lock (the expensive part, without the GIL for the C heuristics) and selecting,
+inserting and backing up under it. A thread marks each action it descends into (a
+pending count beside the child record, the "virtual loss" of value-based best-first
+search): selection prefers the children fewest threads are inside, so the threads
+spread over the best lines instead of queueing on one; MCTS counts the pending visits
+as losses, as in virtual-loss UCT. Completion and resolution stay exact (every backup
+is the serial one, under the lock). One thread is the serial search, bit for bit;
+several threads make the result depend on the scheduling.
 """
+import threading
+import time
+
 from libc.math cimport exp, log, sqrt, INFINITY, NAN
-from libc.stdint cimport uint64_t, int8_t, int16_t, int32_t, int64_t
-from libc.stdlib cimport malloc, free, realloc
+from libc.stdint cimport uint64_t, int8_t, uint16_t, int16_t, int32_t, int64_t
+from libc.stdlib cimport malloc, calloc, free, realloc
 
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.games.zobrist cimport splitmix64
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.search.stopper cimport (
-    Stopper, STOP_NONE, STOP_RESOLVED, STOP_MEMORY)
+    Stopper, monotonic, STOP_NONE, STOP_RESOLVED, STOP_MEMORY, STOP_TIME, STOP_NODES,
+    STOP_ITERATIONS, STOP_EXTERNAL)
 from descent.search_cy.search.terminal cimport terminal_value
 from descent.search_cy.search.tree cimport TreeTable, Node, Child
 
@@ -57,6 +73,51 @@ cdef enum:
     MODE_MCTS = 3
     MAX_PATH = 4096      # deeper lines are cut: the node at the cut is a leaf
     GC_MAX_DEPTH = 2048
+    PAR_OK = 0           # a parallel iteration's outcome
+    PAR_FULL = 1         # the table had no room for an expansion
+    PAR_ERROR = 2        # the evaluator raised (kept in self.errors)
+
+
+cdef extern from *:
+    """
+    #include <sched.h>
+    /* The tree lock: a test-and-test-and-set spinlock. The sections it guards are short
+       (a walk down the tree, a backup), and a sleeping mutex made a contended lock cost
+       a system call each time; after a while of spinning the thread yields its core. */
+    static inline void descent_spin_lock(char* lock) {
+        int spins = 0;
+        while (__atomic_test_and_set(lock, __ATOMIC_ACQUIRE)) {
+            while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
+                if (++spins >= 2048) { sched_yield(); spins = 0; }
+    #if defined(__x86_64__) || defined(__i386__)
+                else __builtin_ia32_pause();
+    #endif
+            }
+        }
+    }
+    static inline void descent_spin_unlock(char* lock) {
+        __atomic_clear(lock, __ATOMIC_RELEASE);
+    }
+    """
+    void descent_spin_lock(char* lock) noexcept nogil
+    void descent_spin_unlock(char* lock) noexcept nogil
+
+
+ctypedef struct Worker:
+    # one search thread's own buffers and counters (the serial search keeps the same
+    # buffers on the object)
+    int* acts
+    double* probs
+    double* vals
+    int8_t* term
+    int64_t* path_node
+    int32_t* path_child
+    uint64_t rng
+    long long nodes
+    long long evaluations
+    long long batches
+    double leaf_value
+    int max_depth
 
 _MODES = {"ubfm": MODE_UBFM, "ubfms": MODE_UBFMS, "descent": MODE_DESCENT, "mcts": MODE_MCTS}
 
@@ -188,6 +249,20 @@ cdef class BestFirstSearch:
     cdef bint full
     cdef double exploration
     cdef double leaf_value
+    # parallel search (threads > 1)
+    cdef readonly int threads
+    cdef Worker* workers                 # one per thread, buffers of wcap actions
+    cdef int wcap
+    cdef list wstates                    # each thread's copy of the root state
+    cdef list wevs                       # each thread's evaluator (the first is ev)
+    cdef bint heuristic                  # the evaluators are C heuristics (no GIL)
+    cdef uint16_t* pending               # threads inside each child record (virtual loss)
+    cdef object pending_table            # the table ``pending`` was sized for
+    cdef char lock                       # guards the table, pending and the counters
+    cdef int stop_all, stop_reason
+    cdef uint64_t root_key
+    cdef long long limit_nodes, limit_iterations, started
+    cdef list errors
 
     def __cinit__(self, *args, **kwargs):
         self.cap = 0
@@ -195,6 +270,10 @@ cdef class BestFirstSearch:
         self.path_child = <int32_t*>malloc(MAX_PATH * sizeof(int32_t))
         if not self.path_node or not self.path_child:
             raise MemoryError()
+        self.workers = NULL
+        self.pending = NULL
+        self.threads = 1
+        self.lock = 0
 
     def __init__(self, Evaluator evaluator, params, str mode="ubfms"):
         if mode not in _MODES:
@@ -210,9 +289,19 @@ cdef class BestFirstSearch:
         self.det_seed = getattr(params, "determinize_seed", 0)
         self.table = None
         self.game_spec = None
+        threads = getattr(params, "threads", 1)
+        if not 1 <= threads <= 1024:
+            raise ValueError(f"threads must be in 1..1024; got {threads!r}")
+        self.threads = threads
+        self.heuristic = isinstance(evaluator, HeuristicEvaluator)
+        self.wstates = []
+        self.wevs = [evaluator]
+        self.errors = []
 
     def __dealloc__(self):
         self._free_buffers()
+        self._free_workers()
+        free(self.pending)
         free(self.path_node)
         free(self.path_child)
 
@@ -395,25 +484,32 @@ cdef class BestFirstSearch:
                 chosen = i
         return chosen
 
+    cdef int _sample(self, Node* node, uint64_t* rng) noexcept nogil:
+        """A chance node's outcome drawn by probability (among the unresolved ones under
+        completion), -1 if none is left."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef int i, best = -1
+        cdef double u, total = 0.0
+        for i in range(node.nchild):
+            if not (self.completion and ch[i].r):
+                total += ch[i].p
+        if total <= 0.0:
+            return -1
+        u = _uniform(rng) * total
+        for i in range(node.nchild):
+            if not (self.completion and ch[i].r):
+                best = i
+                u -= ch[i].p
+                if u < 0.0:
+                    return i
+        return best
+
     cdef int _select(self, Node* node) noexcept nogil:
         """The child an iteration descends into (-1 if none is left to explore)."""
         cdef Child* ch = &self.table.children[node.first]
         cdef int i, best = -1
-        cdef double u, total = 0.0
         if node.player == CHANCE:
-            for i in range(node.nchild):
-                if not (self.completion and ch[i].r):
-                    total += ch[i].p
-            if total <= 0.0:
-                return -1
-            u = _uniform(&self.rng) * total
-            for i in range(node.nchild):
-                if not (self.completion and ch[i].r):
-                    best = i
-                    u -= ch[i].p
-                    if u < 0.0:
-                        return i
-            return best
+            return self._sample(node, &self.rng)
         for i in range(node.nchild):
             if self.completion and ch[i].r:
                 continue
@@ -469,18 +565,27 @@ cdef class BestFirstSearch:
             self.ev.c_flush(self.evvals)
             for i in range(npend):
                 self.vals[self.pend[i]] = self.evvals[i]
-        node = self.table.c_insert(key, n)
+        return self._store(key, player, n, self.acts, self.probs, self.vals, self.term,
+                           self.leaf_value)
+
+    cdef int64_t _store(self, uint64_t key, int player, int n, int* acts, double* probs,
+                        double* vals, int8_t* term, double leaf_value) noexcept nogil:
+        """Inserts the node of ``key`` with its n valued children (the caller checked
+        the room and the key's absence); its index."""
+        cdef int i
+        cdef Node* node = self.table.c_insert(key, n)
+        cdef Child* ch
         node.player = <int8_t>player
         ch = &self.table.children[node.first]
         for i in range(n):
-            ch[i].action = self.acts[i]
-            ch[i].v = <float>self.vals[i]
-            ch[i].p = <float>self.probs[i] if player == CHANCE else 0.0
-            ch[i].r = self.term[i] != 0
-            ch[i].c = self.term[i] - 2 if self.term[i] else 0
+            ch[i].action = acts[i]
+            ch[i].v = <float>vals[i]
+            ch[i].p = <float>probs[i] if player == CHANCE else 0.0
+            ch[i].r = term[i] != 0
+            ch[i].c = term[i] - 2 if term[i] else 0
             ch[i].d = 0
         if self.mode == MODE_MCTS:
-            node.v = <float>self.leaf_value
+            node.v = <float>leaf_value
             self._resolve(node)
         else:
             self._update(node)
@@ -585,13 +690,22 @@ cdef class BestFirstSearch:
         if depth > self.max_depth:
             self.max_depth = depth
         if self.mode == MODE_MCTS:
-            self._backup_mcts(s, depth, v, r, c, d)
-            return 0
+            self._backup_mcts(s, self.path_node, self.path_child, depth, v, r, c, d)
+        else:
+            self._backup(s, self.path_node, self.path_child, depth, v, r, c, d)
+        return 0
+
+    cdef void _backup(self, GameState s, int64_t* path_node, int32_t* path_child, int depth,
+                      float v, int8_t r, int8_t c, int32_t d) noexcept nogil:
+        """The leaf's (v, r, c, d) up the path, each node re-valued from its children;
+        the moves are undone on the way."""
+        cdef Node* node
+        cdef Child* ch
         while depth > 0:
             depth -= 1
             s.c_undo()
-            node = &self.table.nodes[self.path_node[depth]]
-            ch = &self.table.children[node.first + self.path_child[depth]]
+            node = &self.table.nodes[path_node[depth]]
+            ch = &self.table.children[node.first + path_child[depth]]
             ch.v = v
             ch.r = r
             ch.c = c
@@ -600,18 +714,17 @@ cdef class BestFirstSearch:
             node.n += 1
             self._update(node)
             v, r, c, d = node.v, node.r, node.c, node.d
-        return 0
 
-    cdef void _backup_mcts(self, GameState s, int depth, float x, int8_t r, int8_t c,
-                           int32_t d) noexcept:
+    cdef void _backup_mcts(self, GameState s, int64_t* path_node, int32_t* path_child,
+                           int depth, float x, int8_t r, int8_t c, int32_t d) noexcept nogil:
         """Running means of the simulation's return x; exact values where solved."""
         cdef Node* node
         cdef Child* ch
         while depth > 0:
             depth -= 1
             s.c_undo()
-            node = &self.table.nodes[self.path_node[depth]]
-            ch = &self.table.children[node.first + self.path_child[depth]]
+            node = &self.table.nodes[path_node[depth]]
+            ch = &self.table.children[node.first + path_child[depth]]
             ch.n += 1
             if r:
                 ch.v = x
@@ -678,11 +791,15 @@ cdef class BestFirstSearch:
     # -- the search ----------------------------------------------------------------
 
     def run(self, GameState state, Stopper stopper) -> SearchResult:
-        """Searches until the stopper fires or the root is resolved. Blocks."""
+        """Searches until the stopper fires or the root is resolved, on ``params.threads``
+        threads. Blocks."""
         cdef Node* root
         cdef int64_t ridx
         cdef int best
-        cdef long long valued_before = self.ev.positions
+        cdef Evaluator e
+        cdef long long valued_before = 0
+        for e in self.wevs:
+            valued_before += e.positions
         if state.c_terminal():
             raise ValueError("cannot search a terminal state")
         self.ev.c_discard()
@@ -695,7 +812,7 @@ cdef class BestFirstSearch:
         if self.table.c_usage() > 0.5:
             self._collect_garbage(state)
         stopper.c_start()
-        while True:
+        while self.threads == 1:
             ridx = self.table.c_find_index(state.c_hash())
             if ridx >= 0 and self.table.nodes[ridx].r and (
                     self.resolution_stop or self.completion):
@@ -710,6 +827,11 @@ cdef class BestFirstSearch:
                 if not self._collect_garbage(state):
                     stopper.c_finish(STOP_MEMORY)
                     break
+        if self.threads > 1:
+            self._run_parallel(state, stopper)
+        valued = -valued_before
+        for e in self.wevs:
+            valued += e.positions
         ridx = self.table.c_find_index(state.c_hash())
         if ridx < 0:
             raise MemoryError(f"hash_mb={self.params.hash_mb} cannot hold the root's children")
@@ -728,7 +850,7 @@ cdef class BestFirstSearch:
             action=self.table.children[root.first + best].action, value=float(root.v),
             pv=self._pv(state, best), nodes=self.nodes, iterations=self.iterations,
             depth=self.max_depth, time=stopper.elapsed, stop_reason=stopper.reason_name,
-            resolved=bool(root.r), evaluations=self.ev.positions - valued_before,
+            resolved=bool(root.r), evaluations=valued,
             children=self._children(root))
 
     cdef list _children(self, Node* node):
@@ -766,6 +888,404 @@ cdef class BestFirstSearch:
         for i in range(applied):
             s.c_undo()
         return pv
+
+    # -- parallel search (threads > 1) ---------------------------------------------
+
+    cdef void _free_workers(self) noexcept:
+        cdef int t
+        if self.workers == NULL:
+            return
+        for t in range(self.threads):
+            free(self.workers[t].acts)
+            free(self.workers[t].probs)
+            free(self.workers[t].vals)
+            free(self.workers[t].term)
+            free(self.workers[t].path_node)
+            free(self.workers[t].path_child)
+        free(self.workers)
+        self.workers = NULL
+        self.wcap = 0
+
+    cdef int _prepare_workers(self, GameState state) except -1:
+        """Each thread's buffers, state copy and evaluator; the pending counts sized for
+        the table."""
+        cdef int t
+        cdef Worker* w
+        if self.wcap < self.cap:
+            self._free_workers()
+            self.workers = <Worker*>calloc(self.threads, sizeof(Worker))
+            if self.workers == NULL:
+                raise MemoryError()
+            for t in range(self.threads):
+                w = &self.workers[t]
+                w.acts = <int*>malloc(self.cap * sizeof(int))
+                w.probs = <double*>malloc(self.cap * sizeof(double))
+                w.vals = <double*>malloc(self.cap * sizeof(double))
+                w.term = <int8_t*>malloc(self.cap * sizeof(int8_t))
+                w.path_node = <int64_t*>malloc(MAX_PATH * sizeof(int64_t))
+                w.path_child = <int32_t*>malloc(MAX_PATH * sizeof(int32_t))
+                if not (w.acts and w.probs and w.vals and w.term and w.path_node
+                        and w.path_child):
+                    self._free_workers()
+                    raise MemoryError()
+            self.wcap = self.cap
+        while len(self.wevs) < self.threads:
+            self.wevs.append(self.ev.spawn())
+        self.wstates = [state.clone() for _ in range(self.threads)]
+        if self.pending_table is not self.table:
+            free(self.pending)
+            self.pending = <uint16_t*>calloc(self.table.arena_children, sizeof(uint16_t))
+            if self.pending == NULL:
+                self.pending_table = None
+                raise MemoryError()
+            self.pending_table = self.table
+        cdef uint64_t mix
+        for t in range(self.threads):
+            w = &self.workers[t]
+            mix = <uint64_t>(t + 1)
+            w.rng = self.rng ^ splitmix64(&mix)
+            w.nodes = w.evaluations = w.batches = 0
+            w.max_depth = 0
+        return 0
+
+    cdef int _run_parallel(self, GameState state, Stopper stopper) except -1:
+        """The threads search until a limit, the root's resolution or an evaluator's
+        error; a full table is compacted between rounds of threads. The calling thread
+        watches the clock and the stop flag."""
+        cdef int t, reason
+        cdef Worker* w
+        cdef Evaluator e
+        self._prepare_workers(state)
+        self.root_key = state.c_hash()
+        self.limit_nodes = stopper.max_nodes
+        self.limit_iterations = stopper.max_iterations
+        self.started = 0
+        self.errors = []
+        try:
+            while True:
+                self.stop_all = 0
+                self.stop_reason = STOP_NONE
+                threads = [threading.Thread(target=self._work, args=(t,), daemon=True)
+                           for t in range(self.threads)]
+                for th in threads:
+                    th.start()
+                while True:
+                    threads[0].join(0.001)
+                    if not any(th.is_alive() for th in threads):
+                        break
+                    reason = STOP_NONE
+                    if stopper.flag:
+                        reason = STOP_EXTERNAL
+                    elif stopper.deadline > 0.0 and monotonic() >= stopper.deadline:
+                        reason = STOP_TIME
+                    if reason != STOP_NONE:
+                        with nogil:
+                            descent_spin_lock(&self.lock)
+                            if not self.stop_all:
+                                self.stop_all = 1
+                                self.stop_reason = reason
+                            descent_spin_unlock(&self.lock)
+                for th in threads:
+                    th.join()
+                if self.errors:
+                    raise self.errors[0]
+                if self.full and self.stop_reason == STOP_NONE:
+                    self.full = False
+                    if not self._collect_garbage(state):
+                        stopper.c_finish(STOP_MEMORY)
+                        break
+                    continue
+                self.full = False
+                if self.stop_reason != STOP_NONE:
+                    stopper.c_finish(self.stop_reason)
+                break
+        finally:
+            for t in range(self.threads):
+                w = &self.workers[t]
+                e = self.wevs[t]
+                if self.heuristic:
+                    e.positions += w.evaluations
+                    e.batches += w.batches
+                if w.max_depth > self.max_depth:
+                    self.max_depth = w.max_depth
+                w.nodes = w.evaluations = w.batches = 0
+        return 0
+
+    def _work(self, int tid):
+        """One search thread (``threading.Thread`` target): iterations without the GIL
+        until the search stops."""
+        cdef GameState s = self.wstates[tid]
+        cdef Evaluator ev = self.wevs[tid]
+        cdef HeuristicEvaluator hev = ev if self.heuristic else None
+        cdef Worker* w = &self.workers[tid]
+        with nogil:
+            self._par_loop(w, s, ev, hev)
+
+    cdef void _par_loop(self, Worker* w, GameState s, Evaluator ev,
+                        HeuristicEvaluator hev) noexcept nogil:
+        cdef int64_t ridx
+        cdef int status
+        while True:
+            descent_spin_lock(&self.lock)
+            if not self.stop_all:
+                ridx = self.table.c_find_index(self.root_key)
+                if ridx >= 0 and self.table.nodes[ridx].r and (
+                        self.resolution_stop or self.completion):
+                    self.stop_all = 1
+                    self.stop_reason = STOP_RESOLVED
+                elif self.limit_iterations and self.started >= self.limit_iterations:
+                    self.stop_all = 1
+                    self.stop_reason = STOP_ITERATIONS
+                elif self.limit_nodes and self.started and self.nodes >= self.limit_nodes:
+                    self.stop_all = 1
+                    self.stop_reason = STOP_NODES
+            if self.stop_all:
+                descent_spin_unlock(&self.lock)
+                return
+            self.started += 1
+            status = self._par_iteration(w, s, ev, hev)     # releases the lock
+            if status != PAR_OK:
+                descent_spin_lock(&self.lock)
+                self.stop_all = 1
+                if status == PAR_FULL:
+                    self.full = True
+                descent_spin_unlock(&self.lock)
+                return
+
+    cdef int _par_children(self, Worker* w, GameState s, Evaluator ev,
+                           HeuristicEvaluator hev) noexcept nogil:
+        """The children of s (not terminal) valued into w's buffers, outside the lock:
+        their number, or -1 when the evaluator raised (kept in self.errors)."""
+        cdef int n, i
+        if s.c_player() == CHANCE:
+            n = s.c_chance(w.acts, w.probs)
+            if self.det_seed and n > 1:
+                i = _fixed_outcome(s.c_hash(), self.det_seed, w.probs, n)
+                w.acts[0] = w.acts[i]
+                w.probs[0] = 1.0
+                n = 1
+        else:
+            n = s.c_legal(w.acts)
+        if not self.heuristic:
+            return self._par_batch_safe(w, s, ev, n)
+        w.batches += 1
+        if self.mode == MODE_MCTS:
+            w.leaf_value = hev.c_heuristic(s)
+            w.evaluations += 1
+        for i in range(n):
+            s.c_apply(w.acts[i])
+            w.nodes += 1
+            if s.c_terminal():
+                w.vals[i] = terminal_value(s, self.terminal_kind, self.max_plies)
+                w.term[i] = 2 + _sign(s.c_value())
+            else:
+                w.vals[i] = hev.c_heuristic(s)
+                w.evaluations += 1
+                w.term[i] = 0
+            s.c_undo()
+        return n
+
+    cdef int _par_batch_safe(self, Worker* w, GameState s, Evaluator ev,
+                             int n) noexcept with gil:
+        # a function of its own: a nogil function holding a Python variable takes the
+        # GIL at every exit, which would serialise the threads on the heuristic path
+        try:
+            self._par_batch(w, s, ev, n)
+        except BaseException as exc:
+            ev.c_discard()
+            self.errors.append(exc)
+            return -1
+        return n
+
+    cdef int _par_batch(self, Worker* w, GameState s, Evaluator ev, int n) except -1:
+        """_par_children through a batch evaluator (with the GIL; the backend releases
+        it while it computes)."""
+        cdef int i, k = 0, npend = 0
+        cdef double* out = <double*>malloc((n + 1) * sizeof(double))
+        if out == NULL:
+            raise MemoryError()
+        try:
+            if self.mode == MODE_MCTS:
+                ev.c_add(s)
+            for i in range(n):
+                s.c_apply(w.acts[i])
+                w.nodes += 1
+                if s.c_terminal():
+                    w.vals[i] = terminal_value(s, self.terminal_kind, self.max_plies)
+                    w.term[i] = 2 + _sign(s.c_value())
+                else:
+                    try:
+                        ev.c_add(s)
+                    finally:
+                        s.c_undo()
+                    npend += 1
+                    w.term[i] = 0
+                    continue
+                s.c_undo()
+            if self.mode == MODE_MCTS:
+                ev.c_flush(out)
+                w.leaf_value = out[0]
+                k = 1
+            elif npend:
+                ev.c_flush(out)
+            for i in range(n):
+                if w.term[i] == 0:
+                    w.vals[i] = out[k]
+                    k += 1
+        finally:
+            free(out)
+        return 0
+
+    cdef int _select_par(self, Worker* w, Node* node) noexcept nogil:
+        """_select with the other threads' pending visits: the children fewest threads
+        are inside first (then the serial rule); MCTS counts them as lost simulations."""
+        cdef Child* ch = &self.table.children[node.first]
+        cdef uint16_t* busy = &self.pending[node.first]
+        cdef int i, best = -1
+        cdef double q, score, top = -INFINITY, log_n
+        if node.player == CHANCE:
+            return self._sample(node, &w.rng)
+        if self.mode == MODE_MCTS:
+            log_n = log(node.n + 1.0)
+            for i in range(node.nchild):
+                if self.completion and ch[i].r:
+                    continue
+                q = ch[i].v if node.player == 0 else -ch[i].v
+                if busy[i]:
+                    q = (q * (ch[i].n + 1.0) - busy[i]) / (ch[i].n + 1.0 + busy[i])
+                score = q + self.exploration * sqrt(log_n / (ch[i].n + busy[i] + 1.0))
+                if score > top:
+                    top = score
+                    best = i
+            return best
+        for i in range(node.nchild):
+            if self.completion and ch[i].r:
+                continue
+            if best < 0 or busy[i] < busy[best] or (busy[i] == busy[best] and (
+                    self._better(&ch[i], &ch[best], node.player) or (
+                        not self._better(&ch[best], &ch[i], node.player)
+                        and ch[i].n < ch[best].n))):
+                best = i
+        return best
+
+    cdef int _par_iteration(self, Worker* w, GameState s, Evaluator ev,
+                            HeuristicEvaluator hev) noexcept nogil:
+        """One iteration of a search thread; called with the lock held, returns with it
+        released. Expansions are valued outside the lock; a state another thread
+        inserted meanwhile keeps that thread's node."""
+        cdef int depth = 0, k, n, player, status = PAR_OK, i
+        cdef int64_t idx
+        cdef uint64_t key
+        cdef Node* node
+        cdef Child* ch
+        cdef float v = 0.0
+        cdef int8_t r = 0, c = 0
+        cdef int32_t d = 0
+        cdef long long nodes_before = w.nodes
+        while True:
+            if s.c_terminal():
+                v = <float>terminal_value(s, self.terminal_kind, self.max_plies)
+                r = 1
+                c = _sign(s.c_value())
+                d = 0
+                break
+            key = s.c_hash()
+            idx = self.table.c_find_index(key)
+            if idx < 0:
+                player = s.c_player()
+                descent_spin_unlock(&self.lock)
+                n = self._par_children(w, s, ev, hev)
+                descent_spin_lock(&self.lock)
+                if n < 0:
+                    status = PAR_ERROR
+                    break
+                idx = self.table.c_find_index(key)
+                if idx < 0:
+                    if not self.table.c_has_room(n):
+                        status = PAR_FULL
+                        if depth == 0:
+                            break
+                        ch = &self.table.children[
+                            self.table.nodes[w.path_node[depth - 1]].first
+                            + w.path_child[depth - 1]]
+                        v, r, c, d = ch.v, ch.r, ch.c, ch.d
+                        break
+                    idx = self._store(key, player, n, w.acts, w.probs, w.vals, w.term,
+                                      w.leaf_value)
+                if self.mode != MODE_DESCENT:
+                    node = &self.table.nodes[idx]
+                    v, r, c, d = node.v, node.r, node.c, node.d
+                    if self.mode == MODE_MCTS and not node.r:
+                        v = <float>w.leaf_value
+                    break
+            node = &self.table.nodes[idx]
+            if depth > 0 and node.r and self.completion:
+                v, r, c, d = node.v, node.r, node.c, node.d
+                break
+            if depth >= MAX_PATH - 1:
+                k = -1
+            else:
+                k = self._select_par(w, node)
+            if k < 0:
+                v, r, c, d = node.v, node.r, node.c, node.d
+                break
+            w.path_node[depth] = idx
+            w.path_child[depth] = k
+            self.pending[node.first + k] += 1
+            s.c_apply(self.table.children[node.first + k].action)
+            w.nodes += 1
+            depth += 1
+        if depth > w.max_depth:
+            w.max_depth = depth
+        for i in range(depth):
+            self.pending[self.table.nodes[w.path_node[i]].first + w.path_child[i]] -= 1
+        if status == PAR_ERROR:
+            while depth > 0:
+                depth -= 1
+                s.c_undo()
+        elif self.mode == MODE_MCTS:
+            self._backup_mcts(s, w.path_node, w.path_child, depth, v, r, c, d)
+        else:
+            self._backup(s, w.path_node, w.path_child, depth, v, r, c, d)
+        if status != PAR_ERROR:
+            self.iterations += 1
+        self.nodes += w.nodes - nodes_before
+        descent_spin_unlock(&self.lock)
+        return status
+
+    def audit(self) -> list:
+        """The table's invariants, as a list of violations (empty when sound; tests): a
+        node's visits are the sum of its children's, no thread is left inside a child
+        (virtual loss), a resolved decision node has every child resolved or a resolved
+        win for its mover. Blocks."""
+        cdef int64_t i
+        cdef int k
+        cdef long long total
+        cdef Node* node
+        cdef Child* ch
+        cdef bint all_r, won
+        out = []
+        if self.table is None:
+            return out
+        for i in range(self.table.n_nodes):
+            node = &self.table.nodes[i]
+            ch = &self.table.children[node.first]
+            total = 0
+            all_r = True
+            won = False
+            for k in range(node.nchild):
+                total += ch[k].n
+                all_r = all_r and ch[k].r
+                won = won or (ch[k].r and ch[k].c == (1 if node.player == 0 else -1))
+                if self.pending != NULL and self.pending_table is self.table \
+                        and self.pending[node.first + k]:
+                    out.append(f"node {i} child {k}: {self.pending[node.first + k]} "
+                               "threads left inside")
+            if total != node.n:
+                out.append(f"node {i}: {node.n} visits, its children {total}")
+            if node.r and node.player != CHANCE and not (all_r or won):
+                out.append(f"node {i}: resolved without a resolved win or all children")
+        return out
 
     # -- Rminimax ------------------------------------------------------------------
 

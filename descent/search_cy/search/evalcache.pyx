@@ -69,6 +69,11 @@ cdef class CachedEvaluator(Evaluator):
             raise MemoryError()
         self.c_reserve(64)
 
+    def spawn(self):
+        """A cache of the same size in front of a spawn of the inner evaluator: each
+        search thread keeps its own table (no lock on the hot path)."""
+        return CachedEvaluator(self.inner.spawn(), entries=self.entries)
+
     def __dealloc__(self):
         free(self.table)
         free(self.slot_key)

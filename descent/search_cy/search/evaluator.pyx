@@ -52,6 +52,12 @@ cdef class Evaluator:
         self.c_flush(&v)
         return v
 
+    def spawn(self):
+        """An independent evaluator giving the same values, for another search thread:
+        evaluators keep scratch buffers and queues, so one instance serves one thread.
+        Raises TypeError for an evaluator that cannot be duplicated."""
+        raise TypeError(f"{type(self).__name__} cannot be spawned for another search thread")
+
     def move_priors(self, GameState s):
         """A score per legal action of ``s`` (in ``legal_actions()`` order, higher first)
         that orders moves the values cannot tell apart, or None when this evaluator knows
@@ -96,6 +102,14 @@ cdef class HeuristicEvaluator(Evaluator):
         self.n_pending += 1
         return 0
 
+    def spawn(self):
+        """A fresh instance of the same class (the C heuristics take no arguments and
+        keep nothing but scratch between calls), with the same bounds."""
+        cdef HeuristicEvaluator fresh = type(self)()
+        fresh.lo = self.lo
+        fresh.hi = self.hi
+        return fresh
+
     cdef int c_flush(self, double* out) except -1:
         cdef int i
         for i in range(self.n_pending):
@@ -132,6 +146,7 @@ cdef class BatchEvaluator(Evaluator):
         if not lo < hi:
             raise ValueError("bounds need lo < hi")
         self.fn = fn
+        self.prototype = prototype
         self.planes = prototype.num_planes
         self.height = prototype.height
         self.width = prototype.width
@@ -139,6 +154,12 @@ cdef class BatchEvaluator(Evaluator):
         self.lo = lo
         self.hi = hi
         self._grow(capacity)
+
+    def spawn(self):
+        """Another queue and buffer over the same ``fn`` (the backends are safe to call
+        from several threads; each call releases the GIL while it computes)."""
+        return BatchEvaluator(self.fn, self.prototype, self.capacity, self.symmetry,
+                              self.lo, self.hi)
 
     def _grow(self, int capacity):
         fresh = np.zeros((capacity, self.planes, self.height, self.width), dtype=np.float32)

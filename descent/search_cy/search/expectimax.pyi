@@ -19,12 +19,14 @@ class Expectiminimax:
     tt: TranspositionTable
     use_tt: bool
     exact_depth: bool
+    threads: int
     def __init__(
         self,
         evaluator: Evaluator,
         params: SearchParams | None = None,
         *,
         use_tt: bool = True,
+        table: TranspositionTable | None = None,
         exact_depth: bool = False,
     ) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -32,7 +32,19 @@ The search runs without the GIL; it takes it every ``POLL_EVERY`` nodes to poll 
 stopper, and at the evaluator calls of network (batch) evaluators, which value all the
 children of a node with one remaining ply in one ``c_flush``. A ``HeuristicEvaluator``
 is called directly through its ``c_heuristic`` (no GIL, no Python object per node).
+
+With ``params.threads`` > 1 the search is Lazy SMP (Stockfish's): helper searches, each
+an Expectiminimax of its own (state copy, evaluator spawn, buffers, history) on its own
+thread, run the same iterative deepening over the one shared transposition table (made
+safe for that by its lockless entries), each skipping some depths (Stockfish's skip
+pattern) so that the threads spread over depths; what one finds, the others meet in
+the table. The main search keeps the clock; the result is the deepest completed
+iteration among the threads (the main's on a tie). One thread is the serial search;
+several make the result depend on the scheduling.
 """
+import threading
+from dataclasses import replace
+
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.math cimport INFINITY
@@ -60,13 +72,22 @@ cdef enum:
 
 cdef uint64_t PLY_MUL = <uint64_t>0x9E3779B97F4A7C15
 
+# Stockfish's Lazy SMP skip pattern (helper i skips depth d when
+# ((d + SKIP_PHASE[i]) // SKIP_SIZE[i]) is odd), indexed by helper number modulo 20
+cdef int SKIP_SIZE[20]
+cdef int SKIP_PHASE[20]
+SKIP_SIZE[:] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4]
+SKIP_PHASE[:] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7]
+
 cdef class Expectiminimax:
     """ID expectiminimax bound to an evaluator and SearchParams (star, max_depth,
     hash_mb, terminal, max_plies, keep_tree).
 
     ``use_tt=False`` disables the transposition table (tests: the values must not
     change). The object keeps its table and history scores between runs when
-    ``params.keep_tree``; ``clear()`` forgets them. Not thread-safe: one run at a time.
+    ``params.keep_tree``; ``clear()`` forgets them. One run at a time; ``params.threads``
+    > 1 runs Lazy SMP helpers (see the module docstring). ``table``: a transposition
+    table to share (the helpers take their main search's).
     """
     cdef readonly Evaluator evaluator
     cdef HeuristicEvaluator heur
@@ -78,6 +99,11 @@ cdef class Expectiminimax:
     cdef int star, kind, levels, cap, batch_cap
     cdef double max_plies, L, U, eps
     cdef bint ply_in_key
+    # Lazy SMP
+    cdef readonly int threads
+    cdef list helpers                    # the helper searches (threads - 1)
+    cdef bint helper                     # this search is a helper: the table is not its own
+    cdef int skip_size, skip_phase
 
     # state of the current run
     cdef GameState s
@@ -123,9 +149,16 @@ cdef class Expectiminimax:
             raise MemoryError()
 
     def __init__(self, Evaluator evaluator not None, params=None, *, bint use_tt=True,
-                 bint exact_depth=False):
+                 bint exact_depth=False, TranspositionTable table=None):
         if params is None:
             params = SearchParams()
+        self.threads = getattr(params, "threads", 1)
+        if not 1 <= self.threads <= 1024:
+            raise ValueError(f"threads must be in 1..1024; got {self.threads!r}")
+        self.helpers = []
+        self.helper = False
+        self.skip_size = 1
+        self.skip_phase = 0
         self.evaluator = evaluator
         self.params = params
         self.heuristic_path = isinstance(evaluator, HeuristicEvaluator)
@@ -135,7 +168,7 @@ cdef class Expectiminimax:
         self.levels = 2 * params.max_depth + 8
         self.use_tt = use_tt
         self.exact_depth = exact_depth
-        self.tt = TranspositionTable(params.hash_mb)
+        self.tt = table if table is not None else TranspositionTable(params.hash_mb)
         self.cap = 0
 
     def __dealloc__(self):
@@ -254,17 +287,20 @@ cdef class Expectiminimax:
 
     cdef double _leaf(self) noexcept nogil:
         """The evaluator's value of the current (non-terminal) state."""
-        cdef double v = 0.0
         self.evals += 1
         if self.heuristic_path:
             return self._clamp(self.heur.c_heuristic(self.s))
-        with gil:
-            try:
-                v = self.evaluator.c_eval(self.s)
-            except BaseException as exc:
-                self.error = exc
-                self.aborted = True
-        return self._clamp(v)
+        return self._clamp(self._leaf_batch())
+
+    cdef double _leaf_batch(self) noexcept with gil:
+        # a function of its own: a nogil function holding a Python variable takes the
+        # GIL at every exit to release it, which would serialise the search threads
+        try:
+            return self.evaluator.c_eval(self.s)
+        except BaseException as exc:
+            self.error = exc
+            self.aborted = True
+        return 0.0
 
     cdef void _order(self, int p, int* acts, int* scores, int n, int tt_move) noexcept nogil:
         """Table move first, then by history score; stable (kernel order on ties)."""
@@ -345,12 +381,13 @@ cdef class Expectiminimax:
         cdef int* scores = self.scores + <size_t>level * self.cap
         cdef uint64_t key = 0
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int tt_move = -1, n, i, act, best_move, bound
         cdef double best, v, a = alpha, b = beta
         cdef bint r = False, allres = True, bestres = False
         if self.use_tt:
             key = self._key()
-            e = self.tt.c_lookup(key)
+            e = self.tt.c_lookup(key, &ent)
             if e != NULL:
                 tt_move = e.move
                 if self._tt_cut(e, depth, alpha, beta, &v, res):
@@ -504,12 +541,13 @@ cdef class Expectiminimax:
         cdef char* kinds = <char*>(probs + 3 * (self.cap + 1))   # this level's copy of b_kind
         cdef uint64_t key = 0, okey
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int n = 0, i, j, k = 0, q, m, off, tt_move, best_move, pending = 0, applied = 0
         cdef double v, best, total = 0.0
         cdef bint r = False, allres
         if self.use_tt:
             key = self._key()
-            e = self.tt.c_lookup(key)
+            e = self.tt.c_lookup(key, &ent)
             if e != NULL and self._tt_cut(e, 1, alpha, beta, &v, res):
                 return v
         with gil:
@@ -532,7 +570,7 @@ cdef class Expectiminimax:
                         if m > 0:
                             okey = self._key() if self.use_tt else 0
                             tt_move = -1
-                            e = self.tt.c_lookup(okey) if self.use_tt else NULL
+                            e = self.tt.c_lookup(okey, &ent) if self.use_tt else NULL
                             if e != NULL:
                                 tt_move = e.move
                             if e != NULL and self._tt_cut(e, 1, -INFINITY, INFINITY, &v, &r):
@@ -614,12 +652,13 @@ cdef class Expectiminimax:
         cdef double* probs = self.dbl + <size_t>level * DBL_BLOCKS * (self.cap + 1)
         cdef uint64_t key = 0
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int n, i
         cdef double total = 0.0, v
         cdef bint r = False, allres = True
         if self.use_tt:
             key = self._key()
-            e = self.tt.c_lookup(key)
+            e = self.tt.c_lookup(key, &ent)
             if e != NULL and self._tt_cut(e, depth, -INFINITY, INFINITY, &v, res):
                 return v
         n = self.s.c_chance(outs, probs)
@@ -644,13 +683,14 @@ cdef class Expectiminimax:
         cdef int* acts = self.acts + <size_t>level * self.cap
         cdef int* scores = self.scores + <size_t>level * self.cap
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int tt_move = -1, n
         cdef double v
         if self.aborted:
             res[0] = False
             return -INFINITY if q == 0 else INFINITY
         if self.use_tt:
-            e = self.tt.c_lookup(self._key())
+            e = self.tt.c_lookup(self._key(), &ent)
             if e != NULL:
                 tt_move = e.move
         n = self.s.c_legal(acts)
@@ -693,13 +733,14 @@ cdef class Expectiminimax:
         cdef char* known = <char*>(probs + 6 * stride)
         cdef uint64_t key = 0
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int n, i, q, bound
         cdef double L = self.L, U = self.U, eps = self.eps
         cdef double v, w, pi, ca, cb, pa, pb, done_lb, done_ub, total, lim
         cdef bint r = False, allres = True
         if self.use_tt:
             key = self._key()
-            e = self.tt.c_lookup(key)
+            e = self.tt.c_lookup(key, &ent)
             if e != NULL and self._tt_cut(e, depth, alpha, beta, &v, res):
                 return v
         n = self.s.c_chance(outs, probs)
@@ -727,7 +768,7 @@ cdef class Expectiminimax:
                     if q == 0 or q == 1:
                         r = True
                         if self.use_tt:
-                            e = self.tt.c_lookup(self._key())
+                            e = self.tt.c_lookup(self._key(), &ent)
                             if e != NULL and self._usable(e, depth):
                                 bound = e.flags & TT_BOUND_MASK
                                 if bound == TT_EXACT:
@@ -862,6 +903,7 @@ cdef class Expectiminimax:
         cdef list pv = [first]
         cdef int applied = 1, n, i, k, limit = 2 * depth + 4
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int move
         self.s.c_apply(first)
         while applied < limit and not self.s.c_terminal():
@@ -877,7 +919,7 @@ cdef class Expectiminimax:
             else:
                 if not self.use_tt:
                     break
-                e = self.tt.c_lookup(self._key())
+                e = self.tt.c_lookup(self._key(), &ent)
                 if e == NULL or e.move < 0:
                     break
                 move = e.move
@@ -911,6 +953,7 @@ cdef class Expectiminimax:
         cdef int best_action = -1
         cdef bint resolved = False, done_any = False
         cdef TTEntry* e
+        cdef TTEntry ent
         cdef int tt_move = -1
         cdef long long valued_before = self.evaluator.positions
         if state.c_terminal():
@@ -937,7 +980,9 @@ cdef class Expectiminimax:
         self.U = max(self.evaluator.hi, top)
         self.eps = 1e-9 * (self.U - self.L)
         self.ply_in_key = self.kind != TERMINAL_GAIN
-        if params.keep_tree:
+        if self.helper:
+            pass                      # the main search has aged or cleared the table
+        elif params.keep_tree:
             self.tt.c_new_generation()
         else:
             self.tt.c_clear()
@@ -952,7 +997,7 @@ cdef class Expectiminimax:
         else:
             n = state.c_legal(self.root_acts)
             if self.use_tt:
-                e = self.tt.c_lookup(self._key())
+                e = self.tt.c_lookup(self._key(), &ent)
                 if e != NULL:
                     tt_move = e.move
             self._order(p, self.root_acts, self.scores, n, tt_move)
@@ -963,10 +1008,13 @@ cdef class Expectiminimax:
         self.root_n = n
         order = list(range(n))
         last = None
+        helping = self._start_helpers(state) if self.threads > 1 else None
         try:
             for d in range(1, params.max_depth + 1):
                 if stopper.c_check(self.nodes, self.iterations):
                     break
+                if self.helper and ((d + self.skip_phase) // self.skip_size) % 2:
+                    continue
                 with nogil:
                     self._root(d)
                 if self.error is not None:
@@ -1001,12 +1049,65 @@ cdef class Expectiminimax:
                 self.heur.positions += self.evals
             self.s = None
             self.stopper = None
-        return SearchResult(
+            helped = self._stop_helpers(helping) if helping is not None else []
+        result = SearchResult(
             action=last["action"], value=last["value"], pv=pv, nodes=self.nodes,
             iterations=self.iterations, depth=last["depth"], time=stopper.elapsed,
             stop_reason=stopper.reason_name, resolved=bool(last["resolved"]),
             evaluations=self.evaluator.positions - valued_before,
             children=[ChildStat(a, v, n, bool(r)) for a, v, n, r in last["children"]])
+        if helped:
+            result = self._vote(result, helped)
+        return result
+
+    # ------------------------------------------------------------------ Lazy SMP
+    def _start_helpers(self, GameState state):
+        """Starts the helper searches on their threads: (threads, stoppers, results)."""
+        cdef Expectiminimax h
+        cdef int i
+        while len(self.helpers) < self.threads - 1:
+            i = len(self.helpers) + 1
+            h = Expectiminimax(self.evaluator.spawn(), replace(self.params, threads=1),
+                               use_tt=self.use_tt, exact_depth=self.exact_depth,
+                               table=self.tt)
+            h.helper = True
+            h.skip_size = SKIP_SIZE[i % 20]
+            h.skip_phase = SKIP_PHASE[i % 20]
+            self.helpers.append(h)
+        self.tt.shared = True
+        stoppers = [Stopper() for _ in self.helpers]
+        results: list = [None] * len(self.helpers)
+        threads = [threading.Thread(target=_help, daemon=True,
+                                    args=(h, state.clone(), st, results, k))
+                   for k, (h, st) in enumerate(zip(self.helpers, stoppers))]
+        for th in threads:
+            th.start()
+        return threads, stoppers, results
+
+    def _stop_helpers(self, helping):
+        """Stops and joins the helpers; their results (an error of one is raised)."""
+        threads, stoppers, results = helping
+        for st in stoppers:
+            st.stop()
+        for th in threads:
+            th.join()
+        self.tt.shared = False
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return [r for r in results if r is not None]
+
+    def _vote(self, main, helped):
+        """The deepest completed iteration among the threads (the main's on a tie), with
+        every thread's nodes and evaluations."""
+        best = main
+        for r in helped:
+            if r.depth > best.depth:
+                best = r
+        nodes = main.nodes + sum(r.nodes for r in helped)
+        evaluations = main.evaluations + sum(r.evaluations for r in helped)
+        return replace(best, nodes=nodes, evaluations=evaluations, time=main.time,
+                       stop_reason=main.stop_reason)
 
     cdef dict _commit(self, int depth, list acts, list vals, bint partial):
         """The result of an iteration (or of the searched part of an interrupted one)."""
@@ -1036,3 +1137,11 @@ cdef class Expectiminimax:
                             -1 if self.root_player == CHANCE else acts[best], resolved)
         return {"action": acts[best], "value": value, "depth": depth,
                 "resolved": bool(resolved), "children": children, "index": best}
+
+
+def _help(Expectiminimax helper, GameState state, Stopper stopper, list results, int k):
+    """A helper thread's body: one search until its stopper is stopped."""
+    try:
+        results[k] = helper.run(state, stopper)
+    except BaseException as exc:       # handed to the main search, which raises it
+        results[k] = exc

@@ -18,7 +18,7 @@ cdef enum:
     TT_RESOLVED = 4       # flag: only terminal states valued under this node
 
 ctypedef struct TTEntry:
-    uint64_t key
+    uint64_t key          # the state's key XOR a hash of the other fields (lockless check)
     double value          # player 0's view (double: values stay bit-identical)
     int32_t move          # best action, -1 for none (chance nodes, fail-low nodes)
     int16_t depth         # remaining depth the value was searched to
@@ -38,8 +38,9 @@ cdef class TranspositionTable:
     cdef readonly long long stored       # occupied slots
     cdef readonly long long probes, hits, writes, replaced
     cdef readonly int generation
+    cdef public bint shared              # threads share the table: no statistics counted
 
-    cdef TTEntry* c_lookup(self, uint64_t key) noexcept nogil
+    cdef TTEntry* c_lookup(self, uint64_t key, TTEntry* out) noexcept nogil
     cdef void c_store(self, uint64_t key, double value, int depth, int bound, int move,
                       bint resolved) noexcept nogil
     cdef void c_new_generation(self) noexcept nogil

@@ -21,6 +21,7 @@ class TranspositionTable:
     writes: int
     replaced: int
     generation: int
+    shared: bool
     def __new__(cls, hash_mb: int = 64) -> Self: ...
     @property
     def capacity(self) -> int: ...

@@ -3,10 +3,17 @@
 
 The searches call ``c_lookup`` / ``c_store`` without the GIL; the Python methods exist
 for tests and statistics. See ttable.pxd for the entry layout and the policy.
+
+Several search threads may share one table (Lazy SMP) with no lock: an entry's key is
+stored XORed with a hash of its data (Hyatt and Mann's lockless hashing), and a lookup
+copies the slot before checking it, so an entry torn by two concurrent writes, or read
+while it is written, no longer matches its key and is a miss, never a wrong value. While
+threads share the table (``shared``) the statistics are not counted: counters written
+from every thread would sit in the cache line every lookup reads.
 """
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 
 EXACT = TT_EXACT
 LOWER = TT_LOWER
@@ -16,14 +23,28 @@ BUCKET_BYTES = sizeof(TTBucket)
 _BOUND_NAMES = {TT_EXACT: "exact", TT_LOWER: "lower", TT_UPPER: "upper"}
 
 
+cdef inline uint64_t _check(const TTEntry* e) noexcept nogil:
+    """A hash of an entry's data (everything but the key)."""
+    cdef uint64_t bits, rest
+    memcpy(&bits, &e.value, sizeof(double))
+    rest = ((<uint64_t><unsigned int>e.move) << 32) | (
+        (<uint64_t><unsigned short>e.depth) << 16) | (<uint64_t>e.flags << 8) | e.age
+    bits ^= rest * <uint64_t>0x9E3779B97F4A7C15
+    return bits ^ (bits >> 31)
+
+
+cdef inline uint64_t _key_of(const TTEntry* e) noexcept nogil:
+    return e.key ^ _check(e)
+
+
 cdef inline void _write(TTEntry* e, uint64_t key, double value, int depth, int bound,
                         int move, bint resolved, int age) noexcept nogil:
-    e.key = key
     e.value = value
     e.move = move
     e.depth = <short>(depth if depth < 32767 else 32767)
     e.flags = <unsigned char>(bound | (TT_RESOLVED if resolved else 0))
     e.age = <unsigned char>age
+    e.key = key ^ _check(e)
 
 
 cdef class TranspositionTable:
@@ -54,15 +75,19 @@ cdef class TranspositionTable:
         free(self.buckets)
 
     # ---- C interface ----
-    cdef TTEntry* c_lookup(self, uint64_t key) noexcept nogil:
+    cdef TTEntry* c_lookup(self, uint64_t key, TTEntry* out) noexcept nogil:
+        """The entry of ``key`` copied into ``out`` (and ``out`` returned), or NULL."""
         cdef TTBucket* b = &self.buckets[(key ^ (key >> 29)) & self.mask]
-        self.probes += 1
-        if b.slot[0].flags & TT_BOUND_MASK and b.slot[0].key == key:
-            self.hits += 1
-            return &b.slot[0]
-        if b.slot[1].flags & TT_BOUND_MASK and b.slot[1].key == key:
-            self.hits += 1
-            return &b.slot[1]
+        cdef int i
+        if not self.shared:
+            self.probes += 1
+        for i in range(2):
+            out[0] = b.slot[i]          # a copy: another thread may be rewriting the slot
+            if out.flags & TT_BOUND_MASK and _key_of(out) == key:
+                out.key = key
+                if not self.shared:
+                    self.hits += 1
+                return out
         return NULL
 
     cdef void c_store(self, uint64_t key, double value, int depth, int bound, int move,
@@ -72,8 +97,10 @@ cdef class TranspositionTable:
         cdef TTEntry* s1 = &b.slot[1]
         cdef TTEntry tmp
         cdef int gen = self.generation
-        self.writes += 1
-        if s0.flags & TT_BOUND_MASK and s0.key == key:
+        cdef bint count = not self.shared
+        if count:
+            self.writes += 1
+        if s0.flags & TT_BOUND_MASK and _key_of(s0) == key:
             if s0.age == gen and depth < s0.depth:
                 return                      # keep the deeper result of this search
             if s0.age == gen and depth == s0.depth and bound != TT_EXACT \
@@ -83,7 +110,7 @@ cdef class TranspositionTable:
                 move = s0.move
             _write(s0, key, value, depth, bound, move, resolved, gen)
             return
-        if s1.flags & TT_BOUND_MASK and s1.key == key:
+        if s1.flags & TT_BOUND_MASK and _key_of(s1) == key:
             if move < 0:
                 move = s1.move
             _write(s1, key, value, depth, bound, move, resolved, gen)
@@ -94,10 +121,13 @@ cdef class TranspositionTable:
             return
         # a key new to the bucket
         if not (s0.flags & TT_BOUND_MASK):
-            self.stored += 1
+            if count:
+                self.stored += 1
             _write(s0, key, value, depth, bound, move, resolved, gen)
             return
-        if s1.flags & TT_BOUND_MASK:
+        if not count:
+            pass
+        elif s1.flags & TT_BOUND_MASK:
             self.replaced += 1
         else:
             self.stored += 1
@@ -139,7 +169,8 @@ cdef class TranspositionTable:
 
     def probe(self, key):
         """The stored entry of ``key`` as a dict, or None (counts as a probe)."""
-        cdef TTEntry* e = self.c_lookup(<uint64_t>(key & 0xFFFFFFFFFFFFFFFF))
+        cdef TTEntry ent
+        cdef TTEntry* e = self.c_lookup(<uint64_t>(key & 0xFFFFFFFFFFFFFFFF), &ent)
         if e == NULL:
             return None
         return {"value": e.value, "depth": e.depth, "bound": e.flags & TT_BOUND_MASK,
