@@ -88,6 +88,7 @@ class Engine:
         self.evaluator_name: str
         self.terminal: str
         self.max_plies: int
+        self.on_gpu: bool          # the network runs on a GPU (search threads gather batches)
         self.search_name: str
         self.search: SearchRunner
         self._commit(self._build(self.settings, "game"))
@@ -145,7 +146,7 @@ class Engine:
             scoring = built
         else:
             scoring = {"evaluator": self.evaluator, "terminal": self.terminal,
-                       "max_plies": self.max_plies}
+                       "max_plies": self.max_plies, "on_gpu": self.on_gpu}
         if depth in ("game", "evaluator", "search"):
             evaluator = scoring["evaluator"]
             terminal = scoring["terminal"]
@@ -153,9 +154,11 @@ class Engine:
             search_name = settings.search or game.default_search
             # the searches must value terminal states on the network's own scale: a
             # network trained with a depth heuristic predicts values in depth units
+            # on a GPU the threads' expansions share backend calls (large batches); on
+            # a CPU each thread's own calls, side by side, are faster
             params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
                                   terminal=terminal, max_plies=max_plies,
-                                  threads=settings.threads)
+                                  threads=settings.threads, gather=scoring["on_gpu"])
             built.update(search_name=search_name,
                          search=make_search(search_name, evaluator, params))
         return built
@@ -174,14 +177,17 @@ class Engine:
 
             loaded = load_model(str(model), prototype)
             depth_scaled = loaded.value.heuristic in TERMINAL_KINDS
-            return {"evaluator": network_evaluator(loaded, prototype, backend=settings.backend),
+            evaluator = network_evaluator(loaded, prototype, backend=settings.backend)
+            backend = getattr(getattr(evaluator, "fn", None), "backend", None)
+            return {"evaluator": evaluator,
                     "evaluator_name": f"network:{model}",
+                    "on_gpu": str(getattr(backend, "device", "cpu")).startswith("cuda"),
                     "terminal": loaded.value.heuristic if depth_scaled else "gain",
                     "max_plies": loaded.value.max_plies if depth_scaled else 0}
         from descent.search_cy.eval.heuristics import heuristic_for, heuristic_name
 
         evaluator = heuristic_for(prototype, settings.heuristic or None)
-        return {"evaluator": evaluator,
+        return {"evaluator": evaluator, "on_gpu": False,
                 "evaluator_name": f"heuristic:{heuristic_name(prototype, evaluator)}",
                 "terminal": "gain", "max_plies": 0}
 

@@ -20,8 +20,10 @@ MAX_COUNT = 1 << 62
 MAX_DEPTH = 10_000
 # Below this much usable time (what is left after the move overhead) a move is answered at
 # once from one iteration (the shallowest depth): a search's fixed costs would outrun the
-# clock (dice chess under 3 s sudden death spent 5.6 ms with 1.5 ms left).
-HURRY_SECONDS = 0.1
+# clock (dice chess under 3 s sudden death spent 5.6 ms with 1.5 ms left). It was 0.1 s,
+# which turned a 150 ms byo-yomi (100 ms usable after the overhead, rounded below 0.1)
+# into one-iteration play: Hex moves of 2 ms where a search had 75 ms.
+HURRY_SECONDS = 0.02
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,16 @@ def test_an_almost_empty_clock_answers_from_one_iteration() -> None:
     assert calm is not None and not calm.hurry and calm_stopper.max_iterations == 0
 
 
+def test_a_short_byoyomi_still_searches() -> None:
+    """A 150 ms period leaves 100 ms after the 50 ms overhead: time to search, not to
+    answer from one iteration (it did, and Hex matches at 150 ms were one-ply games)."""
+    tm = TimeManager(overhead=0.05)
+    stopper, budget = tm.stopper(Limits(time_left=0.15, byoyomi=0.15, byoyomi_stones=1,
+                                        in_byoyomi=True), moves_played=10)
+    assert budget is not None and not budget.hurry
+    assert stopper.max_iterations == 0 and stopper.time_limit > 0.05
+
+
 def test_a_hurried_engine_still_plays_a_legal_move() -> None:
     from descent.engine.engine import Engine
     from descent.engine.settings import Settings

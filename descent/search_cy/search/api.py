@@ -46,6 +46,8 @@ class SearchParams:
     #                              state's outcome fixed by a hash of (state, seed)
     threads: int = 1             # search threads over the one tree (1: the serial search,
     #                              deterministic by seed)
+    gather: bool = False         # threads > 1 with a batch evaluator: the threads' expansions
+    #                              share backend calls (search/gather.py; GPU backends)
 
     def __post_init__(self) -> None:
         if self.hash_mb < 1:

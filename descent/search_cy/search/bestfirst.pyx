@@ -54,7 +54,7 @@ from libc.stdlib cimport malloc, calloc, free, realloc
 
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.games.zobrist cimport splitmix64
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
+from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
 from descent.search_cy.search.stopper cimport (
     Stopper, monotonic, STOP_NONE, STOP_RESOLVED, STOP_MEMORY, STOP_TIME, STOP_NODES,
     STOP_ITERATIONS, STOP_EXTERNAL)
@@ -64,6 +64,7 @@ from descent.search_cy.search.tree cimport TreeTable, Node, Child
 import numpy as np
 
 from descent.search_cy.search.api import TERMINAL_KINDS
+from descent.search_cy.search.gather import BatchGatherer
 from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
@@ -263,6 +264,8 @@ cdef class BestFirstSearch:
     cdef uint64_t root_key
     cdef long long limit_nodes, limit_iterations, started
     cdef list errors
+    cdef bint gathering                  # the threads' expansions share backend calls
+    cdef readonly object gatherer        # the BatchGatherer they share (gathering only)
 
     def __cinit__(self, *args, **kwargs):
         self.cap = 0
@@ -295,7 +298,12 @@ cdef class BestFirstSearch:
         self.threads = threads
         self.heuristic = isinstance(evaluator, HeuristicEvaluator)
         self.wstates = []
-        self.wevs = [evaluator]
+        # with gathering every thread's evaluator is a spawn over one gatherer (made at
+        # the first parallel run); otherwise the first thread uses the evaluator itself
+        self.gatherer = None
+        self.gathering = (threads > 1 and getattr(params, "gather", False)
+                          and type(evaluator) is BatchEvaluator)
+        self.wevs = [] if self.gathering else [evaluator]
         self.errors = []
 
     def __dealloc__(self):
@@ -929,8 +937,11 @@ cdef class BestFirstSearch:
                     self._free_workers()
                     raise MemoryError()
             self.wcap = self.cap
+        if self.gathering and self.gatherer is None:
+            self.gatherer = BatchGatherer((<BatchEvaluator>self.ev).fn, self.threads)
         while len(self.wevs) < self.threads:
-            self.wevs.append(self.ev.spawn())
+            self.wevs.append((<BatchEvaluator>self.ev).spawn(self.gatherer) if self.gathering
+                             else self.ev.spawn())
         self.wstates = [state.clone() for _ in range(self.threads)]
         if self.pending_table is not self.table:
             free(self.pending)

@@ -31,7 +31,7 @@ cdef class HeuristicEvaluator(Evaluator):
 
 
 cdef class BatchEvaluator(Evaluator):
-    cdef object fn                       # callable: float32 array (n, planes, H, W) -> n values
+    cdef readonly object fn              # callable: float32 array (n, planes, H, W) -> n values
     cdef object buffer                   # numpy float32 (capacity, planes, H, W)
     cdef object prototype                # a state of the game (its encoding shape), for spawn
     cdef float[:, :, :, ::1] view

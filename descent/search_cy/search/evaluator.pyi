@@ -27,6 +27,8 @@ class ZeroEvaluator(HeuristicEvaluator): ...
 @disjoint_base
 class BatchEvaluator(Evaluator):
     symmetry: int
+    fn: Callable[[npt.NDArray[np.float32]], Any]
+    def spawn(self, fn: Callable[[npt.NDArray[np.float32]], Any] | None = None) -> Evaluator: ...
     def __init__(
         self,
         fn: Callable[[npt.NDArray[np.float32]], Any],

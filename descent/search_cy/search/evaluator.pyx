@@ -155,11 +155,12 @@ cdef class BatchEvaluator(Evaluator):
         self.hi = hi
         self._grow(capacity)
 
-    def spawn(self):
+    def spawn(self, fn=None):
         """Another queue and buffer over the same ``fn`` (the backends are safe to call
-        from several threads; each call releases the GIL while it computes)."""
-        return BatchEvaluator(self.fn, self.prototype, self.capacity, self.symmetry,
-                              self.lo, self.hi)
+        from several threads; each call releases the GIL while it computes), or over
+        ``fn`` when given (a gatherer in front of the same function)."""
+        return BatchEvaluator(self.fn if fn is None else fn, self.prototype, self.capacity,
+                              self.symmetry, self.lo, self.hi)
 
     def _grow(self, int capacity):
         fresh = np.zeros((capacity, self.planes, self.height, self.width), dtype=np.float32)

@@ -21,6 +21,7 @@ from descent.search_cy.search.bestfirst import BestFirstSearch
 from descent.search_cy.search.evalcache import CachedEvaluator
 from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
+from descent.search_cy.search.gather import BatchGatherer
 from descent.search_cy.search.stopper import Stopper
 from tests.search_cy.search.test_bestfirst import ENDGAMES, solve
 from tests.search_cy.search.test_expectimax import EINSTEIN_ENDGAMES, brute_force
@@ -265,3 +266,89 @@ def test_an_evaluator_that_cannot_be_spawned_says_so() -> None:
     # a search on one thread never asks
     make_search("ubfms", ZeroEvaluator(), SearchParams(threads=1)).run(
         state, Stopper(iterations=5))
+
+
+# -- shared backend calls (GPU backends) -------------------------------------------------
+
+
+def test_a_gatherer_joins_concurrent_calls_into_one() -> None:
+    sizes: list[int] = []
+
+    def fn(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        sizes.append(len(batch))
+        return batch.reshape(len(batch), -1)[:, 0].astype(np.float64)
+
+    gatherer = BatchGatherer(fn, threads=4, wait=5.0)
+    results: dict[int, npt.NDArray[np.float64]] = {}
+
+    def call(k: int) -> None:
+        results[k] = gatherer(np.full((k + 1, 1, 1, 1), float(k), dtype=np.float32))
+
+    workers = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    # four callers, one call of 1 + 2 + 3 + 4 rows; each caller gets its own rows back
+    assert sizes == [10] and gatherer.calls == 1 and gatherer.positions == 10
+    assert all(np.array_equal(results[k], np.full(k + 1, float(k))) for k in range(4))
+
+
+def test_a_lone_caller_waits_no_longer_than_the_gatherers_wait() -> None:
+    gatherer = BatchGatherer(tanh_network, threads=8, wait=0.0)
+    state = make_game("hex(size=3)").new_initial_state()
+    batch = np.zeros((2, *state.encoding_shape), dtype=np.float32)
+    assert np.array_equal(gatherer(batch), tanh_network(batch))
+    assert gatherer.calls == 1
+
+
+def test_an_error_reaches_every_caller_of_the_batch() -> None:
+    def broken(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        raise RuntimeError("device lost")
+
+    gatherer = BatchGatherer(broken, threads=2, wait=5.0)
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            gatherer(np.zeros((1, 1, 1, 1), dtype=np.float32))
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=call) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(errors) == 2
+
+
+@pytest.mark.parametrize("mode", ["ubfms", "descent", "mcts"])
+def test_gathered_threads_solve_hex_3x3_with_larger_backend_calls(mode: str) -> None:
+    state = make_game("hex(size=3)").new_initial_state()
+    sizes: list[int] = []
+
+    def counted(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        sizes.append(len(batch))
+        return tanh_network(batch)
+
+    search = make_search(mode, BatchEvaluator(counted, state),
+                         SearchParams(hash_mb=16, threads=4, gather=True))
+    impl = search.impl
+    assert isinstance(impl, BestFirstSearch)
+    result = search.run(state, Stopper(nodes=5_000_000))
+    assert result.resolved and result.value == solve(state)
+    gatherer = impl.gatherer
+    assert isinstance(gatherer, BatchGatherer) and gatherer.calls == len(sizes)
+    assert sum(sizes) == result.evaluations
+    assert impl.audit() == []
+
+
+def test_gathering_needs_threads_and_a_batch_evaluator() -> None:
+    state = make_game("hex(size=5)").new_initial_state()
+    for evaluator, params in ((BatchEvaluator(tanh_network, state), SearchParams(gather=True)),
+                              (heuristic_for(state), SearchParams(threads=2, gather=True))):
+        search = make_search("ubfms", evaluator, params)
+        search.run(state, Stopper(iterations=20))
+        impl = search.impl
+        assert isinstance(impl, BestFirstSearch) and impl.gatherer is None
