@@ -1108,6 +1108,49 @@ cdef class BestFirstSearch:
             return -1
         return n
 
+    cdef int _par_encode(self, Worker* w, GameState s, BatchEvaluator ev, int n,
+                         double* out) except -1:
+        """_par_batch for a BatchEvaluator: the children are encoded straight into its
+        buffer without the GIL (other threads walk, encode and call the backend
+        meanwhile); the GIL is taken for the backend call alone."""
+        cdef int i, k = 0, npend = 0, sym = ev.symmetry
+        cdef float[:, :, :, ::1] view
+        cdef double* sign
+        if ev.capacity < n + 1:
+            ev._grow(max(n + 1, 2 * ev.capacity))
+        if s.num_planes != ev.planes or s.height != ev.height or s.width != ev.width:
+            raise ValueError("state encoding shape differs from the evaluator's")
+        view = ev.view
+        sign = ev.pending
+        with nogil:
+            if self.mode == MODE_MCTS:
+                s.c_encode(&view[0, 0, 0, 0], sym)
+                sign[0] = -1.0 if s.c_sym_swaps_colours(sym) else 1.0
+                npend = 1
+            for i in range(n):
+                s.c_apply(w.acts[i])
+                w.nodes += 1
+                if s.c_terminal():
+                    w.vals[i] = terminal_value(s, self.terminal_kind, self.max_plies)
+                    w.term[i] = 2 + _sign(s.c_value())
+                else:
+                    s.c_encode(&view[npend, 0, 0, 0], sym)
+                    sign[npend] = -1.0 if s.c_sym_swaps_colours(sym) else 1.0
+                    npend += 1
+                    w.term[i] = 0
+                s.c_undo()
+        ev.n_pending = npend
+        if npend:
+            ev.c_flush(out)
+        if self.mode == MODE_MCTS:
+            w.leaf_value = out[0]
+            k = 1
+        for i in range(n):
+            if w.term[i] == 0:
+                w.vals[i] = out[k]
+                k += 1
+        return 0
+
     cdef int _par_batch(self, Worker* w, GameState s, Evaluator ev, int n) except -1:
         """_par_children through a batch evaluator (with the GIL; the backend releases
         it while it computes)."""
@@ -1115,6 +1158,11 @@ cdef class BestFirstSearch:
         cdef double* out = <double*>malloc((n + 1) * sizeof(double))
         if out == NULL:
             raise MemoryError()
+        if type(ev) is BatchEvaluator:
+            try:
+                return self._par_encode(w, s, <BatchEvaluator>ev, n, out)
+            finally:
+                free(out)
         try:
             if self.mode == MODE_MCTS:
                 ev.c_add(s)
