@@ -85,6 +85,18 @@ def test_strength_levels_randomise_the_choice() -> None:
     assert len({strong.think(Limits(iterations=50)).move for _ in range(3)}) == 1
 
 
+@pytest.mark.parametrize("game", ["hex(size=7)", "einstein", "dicechess"])
+def test_strength_levels_and_the_clock_work_on_two_threads(game: str) -> None:
+    e = Engine(Settings(game=game, hash_mb=16, seed=1, threads=2, strength="casual"))
+    while e.state.is_chance_node():             # the set-up and the die of the dice games
+        e.play(e.state.action_to_string(e.state.chance_outcomes()[0][0]))
+    legal = {e.state.action_to_string(a) for a in e.state.legal_actions()}
+    assert e.think(Limits(nodes=20_000)).move in legal
+    e.set_option("strength", "max")
+    d = e.think(Limits(time_left=5.0))          # the time manager's budget, two threads
+    assert d.move in legal and d.budget is not None and not d.budget.hurry
+
+
 def test_resign_threshold() -> None:
     e = hex_engine(resign_threshold=0.5)
     for move in ["a1", "e1", "a2", "e2", "a3", "e3", "a4"]:
