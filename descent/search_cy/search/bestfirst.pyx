@@ -1231,7 +1231,8 @@ cdef class BestFirstSearch:
                             HeuristicEvaluator hev) noexcept nogil:
         """One iteration of a search thread; called with the lock held, returns with it
         released. Expansions are valued outside the lock; a state another thread
-        inserted meanwhile keeps that thread's node."""
+        inserted meanwhile keeps that thread's node. The walk mirrors _iteration's on
+        purpose: the serial loop stays as it was, so one thread is bit-identical."""
         cdef int depth = 0, k, n, player, status = PAR_OK, i
         cdef int64_t idx
         cdef uint64_t key
