@@ -23,7 +23,13 @@ from descent.engine.options import OPTIONS, Option, check_hash_mb
 from descent.engine.settings import Settings
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.games.state import GameState, IllegalActionError
-from descent.search_cy.search.api import SearchParams, SearchResult, SearchRunner, make_search
+from descent.search_cy.search.api import (
+    SearchParams,
+    SearchResult,
+    SearchRunner,
+    make_search,
+    search_plays,
+)
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.strength import choose_move, parse_strength
 
@@ -151,7 +157,13 @@ class Engine:
             evaluator = scoring["evaluator"]
             terminal = scoring["terminal"]
             max_plies = scoring["max_plies"]
-            search_name = settings.search or game.default_search
+            network = str(built.get("evaluator_name", getattr(self, "evaluator_name", ""))
+                          ).startswith("network:")
+            search_name = settings.search or (
+                game.network_search if network and game.network_search
+                else game.default_search)
+            if not search_plays(search_name, game.name):
+                raise EngineError(f"search {search_name!r} does not play {game.name}")
             # the searches must value terminal states on the network's own scale: a
             # network trained with a depth heuristic predicts values in depth units
             # on a GPU the threads' expansions share backend calls (large batches); on

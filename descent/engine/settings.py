@@ -38,15 +38,17 @@ class Settings:
     backend: str = field(default="auto", metadata={
         "help": "inference backend: auto | onnxruntime | torch | native | tensorrt"})
     search: str = field(default="", metadata={
-        "help": "ubfms | ubfm | descent | mcts | expectiminimax (default: ubfms for Hex, "
-                "expectiminimax for the dice games)"})
+        "help": "rave | ubfms | ubfm | descent | mcts | expectiminimax (default: rave for "
+                "Hex, ubfms for Hex with a network, expectiminimax for the dice games; rave "
+                "plays Hex only)"})
     strength: str = field(default="max", metadata={
         "help": "playing strength (Rminimax): max, master, expert, advanced, intermediate, "
                 "casual, novice, beginner, random, or 0..20"})
     hash_mb: int = field(default=256, metadata={"help": "search table memory, MiB"})
     threads: int = field(default=1, metadata={
-        "help": "search threads: one shared tree (best-first searches, MCTS) or Lazy SMP "
-                "over one table (expectiminimax); 1 plays deterministically by seed"})
+        "help": "search threads: one shared tree (best-first searches, MCTS), Lazy SMP "
+                "over one table (expectiminimax) or a tree each (rave); 1 plays "
+                "deterministically by seed"})
     seed: int = field(default=0, metadata={"help": "random seed (deterministic play)"})
     resign_threshold: float = field(default=0.0, metadata={
         "help": "resign when the root value for us is below -T (0 = never resign)"})

@@ -35,7 +35,7 @@ from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.sampling import random_action
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.api import SearchParams, make_search, search_plays
 from descent.search_cy.search.evaluator import BatchEvaluator
 from descent.search_cy.search.stopper import Stopper
 
@@ -45,6 +45,8 @@ GAMES = {
     "dicechess": ("dicechess", 16),
 }
 BEST_FIRST = ("ubfm", "ubfms", "descent", "mcts")
+# MCTS with RAVE and playouts (Hex only): simulations, each a playout to the end
+RAVE_ITERATIONS = 20000
 # descent iterations run to the end of the game: far fewer of them for the same work
 ITERATIONS = {"hex": 300, "einstein": 60000, "dicechess": 30000}
 DESCENT_ITERATIONS = {"hex": 15, "einstein": 6000, "dicechess": 1500}
@@ -82,23 +84,27 @@ def positions(game: str, count: int = 4, seed: int = 1) -> list[GameState]:
     return out
 
 
-def _searches() -> list[str]:
+def _searches(game: str) -> list[str]:
     names = list(BEST_FIRST)
     if importlib.util.find_spec("descent.search_cy.search.expectimax") is not None:
         names.append("expectiminimax")
-    return names
+    names.append("rave")
+    return [name for name in names if search_plays(name, game)]
 
 
 def bench_game(game: str, searches: list[str] | None = None) -> list[Row]:
     rows = []
     states = positions(game)
-    for name in searches or _searches():
+    for name in searches or _searches(game):
         nodes = 0
         elapsed = 0.0
         for state in states:
             if name == "expectiminimax":
                 params = SearchParams(hash_mb=32, max_depth=EMM_DEPTH[game])
                 stopper = Stopper(iterations=EMM_DEPTH[game])
+            elif name == "rave":
+                params = SearchParams(hash_mb=64)
+                stopper = Stopper(iterations=RAVE_ITERATIONS)
             else:
                 params = SearchParams(hash_mb=64)
                 budget = DESCENT_ITERATIONS if name == "descent" else ITERATIONS
@@ -140,7 +146,7 @@ def bench_scaling(game: str, threads: int, seconds: float,
     thread count spread over the bench positions (a fresh search per position)."""
     rows: list[ScalingRow] = []
     states = positions(game)
-    for name in searches or _searches():
+    for name in searches or _searches(game):
         base = 0.0
         for count in thread_counts(threads):
             nodes = 0

@@ -26,6 +26,7 @@ def test_engine_plays_with_a_model_file(hex5_model: Path) -> None:
     e = Engine(Settings(game="hex(size=5)", model=str(hex5_model), backend="onnxruntime",
                         hash_mb=16, seed=1))
     assert e.describe()["evaluator"].startswith("network:")
+    assert e.search_name == "ubfms"          # Hex's search for a network (rave is for none)
     d = e.think(Limits(iterations=30))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert e.evaluator.positions > 0 and e.terminal == "gain"

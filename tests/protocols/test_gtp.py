@@ -112,7 +112,7 @@ def descent(*extra: str) -> GtpProcess:
 def test_version_names_search_and_evaluator() -> None:
     engine = descent()
     try:
-        assert re.fullmatch(r"= \S+ search=ubfms evaluator=heuristic:vc strength=max",
+        assert re.fullmatch(r"= \S+ search=rave evaluator=heuristic:vc strength=max",
                             engine.ask("version"))
         assert engine.ask("param_descent heuristic two_distance") == "= "
         assert "evaluator=heuristic:two_distance" in engine.ask("version")

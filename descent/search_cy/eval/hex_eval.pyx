@@ -15,7 +15,8 @@ from libc.string cimport memset
 
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.hex cimport HexState
-from descent.search_cy.search.evaluator cimport HeuristicEvaluator
+from descent.search_cy.search.evaluator cimport (
+    HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
 cdef enum:
     MAXCELLS = 625          # 25 x 25, the largest board
@@ -405,9 +406,9 @@ cdef class HexVCEvaluator(HexEvaluator):
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
         self._label_groups(s)
-        if self._connected(s, 0):
+        if self._connected(s, 0, s.side == 0):
             return VC_WIN
-        if self._connected(s, 1):
+        if self._connected(s, 1, s.side == 1):
             return -VC_WIN
         v = self._scored(s)
         if v > VC_CLIP:
@@ -513,8 +514,9 @@ cdef class HexVCEvaluator(HexEvaluator):
                 if ok:
                     self._template(self.group[cell], e, cells)
 
-    cdef bint _connected(self, HexState s, int player) noexcept nogil:
-        """Whether `player` is virtually connected (or, to move, one move from it)."""
+    cdef bint _connected(self, HexState s, int player, bint semi) noexcept nogil:
+        """Whether `player` is virtually connected (or, with `semi`, one move from it).
+        On success ``used`` marks the carrier cells of the chain found."""
         cdef int stone = player + 1
         cdef int first = E_TOP if player == 0 else E_LEFT
         cdef int second = E_BOTTOM if player == 0 else E_RIGHT
@@ -564,7 +566,7 @@ cdef class HexVCEvaluator(HexEvaluator):
             self._edge_templates(s, stone, first, e1)
             self._edge_templates(s, stone, second, e2)
         self.budget = VC_BUDGET
-        return self._chain(e1, e2, s.side == player)
+        return self._chain(e1, e2, semi)
 
     cdef bint _chain(self, int node, int target, bint semi) noexcept nogil:
         """Depth-first: a chain from `node` to `target` with disjoint carriers (and at
@@ -631,7 +633,37 @@ cdef class HexVCEvaluator(HexEvaluator):
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
         self._label_groups(s)
-        return self._connected(s, player)
+        return self._connected(s, player, s.side == player)
+
+    cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil:
+        """Virtual connections as proofs: the player to move wins when it is connected
+        or one move from it; it loses when the opponent is connected; when the opponent
+        is one move from a connection, every move outside that chain's carrier loses
+        (the opponent then plays its missing cell), so only the carrier is kept."""
+        return self._knowledge(<HexState>s, keep)
+
+    cdef int _knowledge(self, HexState s, int8_t* keep) noexcept nogil:
+        cdef int me = s.side, cell
+        if s.winner >= 0:
+            return KNOW_NONE
+        if self.nb_size != s.n:
+            self._build_neighbours(s.n)
+        self._label_groups(s)
+        if self._connected(s, me, True):
+            return KNOW_WIN
+        if self._connected(s, 1 - me, False):
+            return KNOW_LOSS
+        if not self._connected(s, 1 - me, True):
+            return KNOW_NONE
+        for cell in range(s.ncells + 1):
+            keep[cell] = 0
+        for cell in range(s.ncells):
+            if s.cells[cell] == 0 and self.used[cell]:
+                keep[cell] = 1
+        # the swap (legal only at the second ply) is never pruned
+        if (s.swap_rule and s._ply == 1 and s.nhist == 1 and s.hist_action[0] < s.ncells):
+            keep[s.ncells] = 1
+        return KNOW_MUSTPLAY
 
 
 def ziggurat_carriers() -> list:

@@ -92,6 +92,9 @@ class Game:
     protocols: ClassVar[tuple[str, ...]]
     # The search ``descent play`` uses when none is named.
     default_search: ClassVar[str]
+    # The search it uses instead when a network values the leaves (None: default_search):
+    # a search that values its leaves by playouts would leave the network unread.
+    network_search: ClassVar[str | None] = None
 
     @property
     def max_game_length(self) -> int:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from descent.search_cy.search.bestfirst import BestFirstSearch
 
 __all__ = ["TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult", "SearchRunner",
-           "make_search", "registered_searches"]
+           "make_search", "registered_searches", "search_plays"]
 
 TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2}
 
@@ -76,11 +76,22 @@ _SEARCHES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "descent": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "descent"}),
     "expectiminimax": ("descent.search_cy.search.expectimax", "Expectiminimax", {}),
     "mcts": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "mcts"}),
+    "rave": ("descent.search_cy.search.rave", "RaveSearch", {}),
 }
+
+
+# searches that play only some games (by the game's name); the others play every game
+_GAMES: dict[str, frozenset[str]] = {"rave": frozenset({"hex"})}
 
 
 def registered_searches() -> list[str]:
     return sorted(_SEARCHES)
+
+
+def search_plays(name: str, game: str) -> bool:
+    """Whether the registered search ``name`` plays the game named ``game``."""
+    games = _GAMES.get(name)
+    return games is None or game in games
 
 
 class SearchRunner:

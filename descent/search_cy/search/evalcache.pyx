@@ -17,7 +17,7 @@ with equal Zobrist keys. Key 0 is the empty mark: a state hashing to 0 is never 
 Values are stored as the inner evaluator returned them (player 0's view), so a cache must
 wrap one evaluator (one network, one symmetry) for its whole life.
 """
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int8_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memset
 
@@ -68,6 +68,9 @@ cdef class CachedEvaluator(Evaluator):
         if self.table == NULL:
             raise MemoryError()
         self.c_reserve(64)
+
+    cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil:
+        return self.inner.c_knowledge(s, keep)
 
     def spawn(self):
         """A cache of the same size in front of a spawn of the inner evaluator: each

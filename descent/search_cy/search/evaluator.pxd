@@ -7,7 +7,17 @@ already computed each value in C, a network evaluator encodes every queued state
 float32 buffer and makes one Python call for the whole batch. Values are in player 0's
 view, within [lo, hi] (the declared bounds Star1/Star2 prune with).
 """
+from libc.stdint cimport int8_t
+
 from descent.search_cy.games.state cimport GameState
+
+# What an evaluator's game knowledge says of a position (c_knowledge), for the player to
+# move: nothing, a proven win, a proven loss, or the moves outside a set that lose.
+cdef enum Knowledge:
+    KNOW_NONE = 0
+    KNOW_WIN = 1
+    KNOW_LOSS = 2
+    KNOW_MUSTPLAY = 3
 
 
 cdef class Evaluator:
@@ -23,6 +33,7 @@ cdef class Evaluator:
     cdef int c_flush(self, double* out) except -1
     cdef void c_discard(self) noexcept
     cdef double c_eval(self, GameState s) except? -1e300
+    cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil
 
 
 cdef class HeuristicEvaluator(Evaluator):

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Evaluators: heuristic (C, no GIL) and batch (one Python call per expanded node)."""
+from libc.stdint cimport int8_t
 from libc.stdlib cimport realloc, free
 
 import numpy as np
@@ -51,6 +52,26 @@ cdef class Evaluator:
         self.c_add(s)
         self.c_flush(&v)
         return v
+
+    cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil:
+        """Proven facts about ``s`` for its player to move (a Knowledge code): KNOW_WIN,
+        KNOW_LOSS, or KNOW_MUSTPLAY with ``keep[a]`` set to 1 for the actions that may
+        avoid a loss and 0 for those proven to lose (``keep`` holds max_actions bytes,
+        filled only then). Sound or silent: a claim is never wrong. The base knows
+        nothing (KNOW_NONE); Hex's VC evaluator knows virtual connections."""
+        return KNOW_NONE
+
+    def knowledge(self, GameState s) -> tuple:
+        """(code name, actions kept or None): c_knowledge for tests and tools."""
+        cdef int cap = s.max_actions
+        keep = bytearray(cap)
+        cdef unsigned char[::1] view = keep
+        cdef int code = self.c_knowledge(s, <int8_t*>&view[0])
+        names = {KNOW_NONE: "none", KNOW_WIN: "win", KNOW_LOSS: "loss",
+                 KNOW_MUSTPLAY: "mustplay"}
+        if code == KNOW_MUSTPLAY:
+            return names[code], [a for a in s.legal_actions() if keep[a]]
+        return names[code], None
 
     def spawn(self):
         """An independent evaluator giving the same values, for another search thread:

@@ -150,3 +150,64 @@ def test_the_registry_names_the_hex_heuristics() -> None:
     assert type(heuristic_for("hex", "two_distance")) is HexEvaluator
     with pytest.raises(ValueError, match="known: vc, two_distance"):
         heuristic_for("hex", "bogus")
+
+
+@pytest.mark.parametrize(("n", "trials"), [(4, 1500), (5, 500), (6, 300)])
+def test_knowledge_is_proven_by_exact_solution(n: int, trials: int) -> None:
+    """c_knowledge's claims, checked by brute force: a win or a loss for the player to
+    move is one; under a mustplay every move outside the kept set loses."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    ev = HexVCEvaluator()
+    game = make_game(f"hex(size={n})")
+    rng = np.random.default_rng(100 + n)
+    memo: dict[int, float] = {}
+    seen = {"win": 0, "loss": 0, "mustplay": 0, "none": 0}
+    pruned = 0
+    for _ in range(trials):
+        s = game.new_initial_state()
+        for _ in range(int(rng.integers(0, n * n - 1))):
+            if s.is_terminal():
+                break
+            s.apply_action(int(rng.choice(s.legal_actions())))
+        if s.is_terminal() or (n >= 5 and len(s.legal_actions()) > 15):
+            continue
+        code, keep = ev.knowledge(s)
+        seen[code] += 1
+        mover_sign = 1.0 if s.current_player() == 0 else -1.0
+        if code == "win":
+            assert mover_sign * solve(s, memo) > 0, s.to_text()
+        elif code == "loss":
+            assert mover_sign * solve(s, memo) < 0, s.to_text()
+        elif code == "mustplay":
+            assert keep
+            for action in s.legal_actions():
+                if action in keep:
+                    continue
+                s.apply_action(action)
+                assert mover_sign * solve(s, memo) < 0, s.to_text()
+                s.undo()
+                pruned += 1
+    assert seen["win"] and seen["loss"] and seen["mustplay"] and pruned > 20, seen
+
+
+def test_knowledge_on_hand_worked_positions() -> None:
+    ev = HexVCEvaluator()
+
+    def position(n: int, moves: list[str]):  # type: ignore[no-untyped-def]
+        s = make_game(f"hex(size={n})").new_initial_state()
+        for m in moves:
+            s.apply_move(m)
+        return s
+
+    # Black c1 c2 c4 c5, White a3 b3 d3 e3: Black to move connects at c3
+    assert ev.knowledge(position(5, ["c1", "a3", "c2", "b3", "c4", "d3", "c5", "e3"])) == (
+        "win", None)
+    # White to move after Black c5 instead: White also connects at c3 first
+    assert ev.knowledge(position(5, ["c1", "a3", "c2", "b3", "c4", "d3", "c5"]))[0] == "win"
+    # Black c1 c2 c4 c5 against White a1 a2 a3 (White to move): Black threatens c3 only,
+    # so White must play there
+    s = position(5, ["c1", "a1", "c2", "a2", "c4", "a3", "c5"])
+    code, keep = ev.knowledge(s)
+    assert code == "mustplay" and [s.action_to_string(a) for a in keep] == ["c3"]
+    # the empty board: nothing is proven
+    assert ev.knowledge(make_game("hex(size=7)").new_initial_state()) == ("none", None)

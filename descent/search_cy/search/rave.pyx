@@ -1,0 +1,878 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""MCTS with RAVE and Hex playouts: the search family of MoHex, for Hex only.
+
+Each simulation walks the tree from the root by a RAVE-blended score, adds one node, then
+fills the rest of the board at random, except that a player whose bridge (two of its
+stones, or a stone and its edge, with two common empty neighbours) was just intruded
+answers in the other cell of the bridge. A full Hex board has exactly one winner, so a
+playout never checks for a win on the way and one flood fill at the end scores it.
+
+All-moves-as-first (AMAF): a full board says which player owns every cell, so after each
+playout every child of every node on the path whose cell ended in the colour of that
+node's player to move is counted as if it had been played first (the RAVE statistics).
+The score of a child blends its own mean with its RAVE mean (Gelly and Silver 2011):
+
+    beta = rn / (n + rn + n * rn / K),   score = (1 - beta) q + beta q_rave + c sqrt(ln N / (n+1))
+
+Proven results back up as in an MCTS-Solver: a node where the last move connected is a
+loss for the player to move; a node with a child lost for the opponent is won; a node
+whose children are all won for the opponent is lost. A proven root stops the search.
+
+The tree is kept from one move to the next (``keep_tree``): the subtree below the moves
+played since the last search is copied to the front of fresh arenas, its statistics and
+proofs included.
+
+Threads: root parallelisation (Chaslot, Winands and van den Herik 2008). Each thread grows
+its own tree from its own seed over a share of the memory budget; the decision sums the
+root children's visits over the trees. One thread is deterministic by seed.
+
+Nothing here is a Python object per node: nodes and children are C structs in arenas
+sized from ``hash_mb``; once they are full the trees stop growing and the playouts go on
+from their leaves.
+"""
+import threading
+
+from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+from libc.math cimport sqrt, log
+
+from descent.search_cy.games.hex cimport HexState
+from descent.search_cy.games.zobrist cimport splitmix64
+from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
+from descent.search_cy.search.evaluator cimport (
+    Evaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
+
+from descent.search_cy.search.result import ChildStat, SearchResult
+
+cdef enum:
+    MAXCELLS = 625
+    MAXPATH = 640
+    CHUNK = 32            # simulations between two polls of the stopper
+    EDGE_TOP = -1         # ring codes of the off-board neighbours
+    EDGE_BOTTOM = -2
+    EDGE_LEFT = -3
+    EDGE_RIGHT = -4
+    NO_CELL = -100
+
+# the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
+cdef int RDR[6]
+cdef int RDC[6]
+RDR[:] = [-1, -1, 0, 1, 1, 0]
+RDC[:] = [0, 1, 1, 0, -1, -1]
+
+# defaults measured on Hex 11x11 (RESULTS.md, eleventh session)
+DEFAULT_RAVE_K = 1000.0
+DEFAULT_EXPLORATION = 0.0
+DEFAULT_EXPAND = 2
+DEFAULT_KNOW_AT = 20
+
+
+cdef struct Child:
+    int32_t node          # index of the child's node, -1 before it is created
+    int16_t move          # cell, or ncells for the swap
+    int16_t pruned        # 1: proven to lose by the evaluator's knowledge (mustplay)
+    int32_t n, w          # visits and wins of the player to move at the parent
+    int32_t rn, rw        # AMAF visits and wins
+
+
+cdef struct Node:
+    int32_t first         # index of the first child, -1 before expansion
+    int16_t count         # children
+    int8_t side           # player to move: 0 black, 1 white
+    int8_t proven         # 0 unknown, +1 the player to move wins, -1 it loses
+    int8_t known          # the evaluator's knowledge was applied here
+    int32_t visits
+
+
+cdef inline int _colour(const int8_t* board, int x) noexcept nogil:
+    """Stone colour of a ring code: 0 empty, 1 black, 2 white (edges count as stones)."""
+    if x >= 0:
+        return board[x]
+    if x == EDGE_TOP or x == EDGE_BOTTOM:
+        return 1
+    if x == NO_CELL:
+        return 0
+    return 2
+
+
+cdef class _Tree:
+    """One search tree with its arenas, random stream and playout buffers."""
+    cdef Node* nodes
+    cdef Child* children
+    cdef long long node_cap, child_cap, n_nodes, n_children
+    cdef int n, ncells
+    cdef int* ring                    # 6 ring codes a cell
+    cdef int8_t* root_board
+    cdef int root_side, root_first    # root_first: Black's stone the swap moves, else -1
+    cdef bint root_swap
+    cdef int8_t* board
+    cdef int16_t* emp
+    cdef int16_t* epos
+    cdef int16_t* stack
+    cdef int8_t* seen
+    cdef int32_t path_node[MAXPATH]
+    cdef int32_t path_child[MAXPATH]
+    cdef uint64_t rng
+    cdef double K, c_uct
+    cdef int expand_at, know_at
+    cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
+    cdef HexState pos                 # the root position, moved along a path for knowledge
+    cdef int8_t* keep
+    cdef bint use_know
+    cdef public long long sims, moves, max_depth
+    cdef public bint full
+
+    def __cinit__(self, int n, long long budget_bytes, uint64_t seed, double K, double c_uct,
+                  int expand_at):
+        self.n = n
+        self.ncells = n * n
+        self.node_cap = max(1024, budget_bytes // 5 // sizeof(Node))
+        self.child_cap = max(4096, (budget_bytes - self.node_cap * sizeof(Node)) // sizeof(Child))
+        self.nodes = <Node*>malloc(self.node_cap * sizeof(Node))
+        self.children = <Child*>malloc(self.child_cap * sizeof(Child))
+        self.ring = <int*>malloc(6 * self.ncells * sizeof(int))
+        self.root_board = <int8_t*>malloc(self.ncells)
+        self.board = <int8_t*>malloc(self.ncells)
+        self.emp = <int16_t*>malloc(self.ncells * sizeof(int16_t))
+        self.epos = <int16_t*>malloc(self.ncells * sizeof(int16_t))
+        self.stack = <int16_t*>malloc(self.ncells * sizeof(int16_t))
+        self.seen = <int8_t*>malloc(self.ncells)
+        self.keep = <int8_t*>malloc(self.ncells + 2)
+        self.know = None
+        self.pos = None
+        self.know_at = DEFAULT_KNOW_AT
+        if (not self.keep or not self.nodes or not self.children or not self.ring
+                or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
+                or not self.seen):
+            raise MemoryError()
+        self.rng = seed
+        self.K = K
+        self.c_uct = c_uct
+        self.expand_at = expand_at
+        cdef int r, c, k, rr, cc
+        for r in range(n):
+            for c in range(n):
+                for k in range(6):
+                    rr = r + RDR[k]
+                    cc = c + RDC[k]
+                    if rr < 0:
+                        self.ring[(r * n + c) * 6 + k] = EDGE_TOP
+                    elif rr >= n:
+                        self.ring[(r * n + c) * 6 + k] = EDGE_BOTTOM
+                    elif cc < 0:
+                        self.ring[(r * n + c) * 6 + k] = EDGE_LEFT
+                    elif cc >= n:
+                        self.ring[(r * n + c) * 6 + k] = EDGE_RIGHT
+                    else:
+                        self.ring[(r * n + c) * 6 + k] = rr * n + cc
+
+    def __dealloc__(self):
+        free(self.nodes)
+        free(self.children)
+        free(self.ring)
+        free(self.root_board)
+        free(self.board)
+        free(self.emp)
+        free(self.epos)
+        free(self.stack)
+        free(self.seen)
+        free(self.keep)
+
+    # -- setting up ------------------------------------------------------------------
+    cdef void reset(self, HexState s):
+        """A fresh tree whose root is ``s`` (not terminal)."""
+        self._root_facts(s)
+        self.n_nodes = 0
+        self.n_children = 0
+        self.sims = 0
+        self.moves = 0
+        self.max_depth = 0
+        self.full = False
+        self._new_node(self.root_side)
+        self._expand(0, self.root_board)
+        if self.use_know:
+            self._knowledge(0, 0)
+        self._root_wins()
+
+    cdef void _root_wins(self) noexcept:
+        """Proves the root's winning moves at once (a stone that connects), so that a
+        search of any length plays one."""
+        cdef Node* nd = &self.nodes[0]
+        cdef Child* ch
+        cdef int i, m, colour = self.root_side + 1
+        cdef int32_t cidx
+        if nd.first < 0:
+            return
+        memcpy(self.board, self.root_board, self.ncells)
+        for i in range(nd.count):
+            ch = self.children + nd.first + i
+            m = ch.move
+            if m >= self.ncells or ch.node >= 0 or ch.pruned:
+                continue
+            self.board[m] = colour
+            if self._connects(m, colour):
+                cidx = self._new_node(1 - self.root_side)
+                if cidx >= 0:
+                    ch.node = cidx
+                    self.nodes[cidx].proven = -1
+            self.board[m] = 0
+        self._prove(0)
+
+    cdef bint reuse(self, HexState s, list path):
+        """Keeps the subtree below ``path`` (moves from the previous root to ``s``) as
+        the new tree, its statistics and proofs included; False (and nothing changed)
+        when the tree does not hold that node."""
+        cdef int32_t idx = 0, j
+        cdef int i, m
+        cdef Node* nd
+        if s.swap_rule and s._ply == 1:
+            return False                  # the new root needs the swap among its children
+        for m in path:
+            nd = &self.nodes[idx]
+            if nd.first < 0:
+                return False
+            j = -1
+            for i in range(nd.count):
+                if self.children[nd.first + i].move == m:
+                    j = i
+                    break
+            if j < 0 or self.children[nd.first + j].node < 0:
+                return False
+            idx = self.children[nd.first + j].node
+        if idx != 0 and not self._compact(idx):
+            return False
+        self._root_facts(s)
+        self.sims = 0
+        self.moves = 0
+        self.max_depth = 0
+        nd = &self.nodes[0]
+        # a root proven by knowledge alone has no winning child to play: prove it again
+        # from its children
+        nd.proven = 0
+        if nd.first < 0:
+            self._expand(0, self.root_board)
+        if self.use_know and not nd.known:
+            self._knowledge(0, 0)
+        self._root_wins()
+        return True
+
+    cdef bint _compact(self, int32_t root):
+        """Copies the subtree of node ``root`` into fresh arenas, ``root`` first."""
+        cdef Node* nn = <Node*>malloc(self.node_cap * sizeof(Node))
+        cdef Child* nc = <Child*>malloc(self.child_cap * sizeof(Child))
+        cdef int32_t* stack = <int32_t*>malloc(self.node_cap * sizeof(int32_t))
+        cdef long long n_nodes = 1, n_children = 0
+        cdef int32_t k
+        cdef int i, sp = 0, count
+        cdef Child* c
+        if not nn or not nc or not stack:
+            free(nn)
+            free(nc)
+            free(stack)
+            return False
+        with nogil:
+            nn[0] = self.nodes[root]
+            stack[sp] = 0
+            sp += 1
+            while sp > 0:
+                sp -= 1
+                k = stack[sp]
+                if nn[k].first < 0:
+                    continue
+                count = nn[k].count
+                memcpy(nc + n_children, self.children + nn[k].first, count * sizeof(Child))
+                nn[k].first = <int32_t>n_children
+                for i in range(count):
+                    c = nc + n_children + i
+                    if c.node >= 0:
+                        nn[n_nodes] = self.nodes[c.node]
+                        c.node = <int32_t>n_nodes
+                        stack[sp] = <int32_t>n_nodes
+                        sp += 1
+                        n_nodes += 1
+                n_children += count
+        free(stack)
+        free(self.nodes)
+        free(self.children)
+        self.nodes = nn
+        self.children = nc
+        self.n_nodes = n_nodes
+        self.n_children = n_children
+        self.full = False
+        return True
+
+    cdef void _root_facts(self, HexState s):
+        cdef int i
+        for i in range(self.ncells):
+            self.root_board[i] = s.cells[i]
+        self.root_side = s.side
+        self.root_swap = (s.swap_rule and s._ply == 1 and s.nhist == 1
+                          and s.hist_action[0] < s.ncells)
+        self.root_first = s.hist_action[0] if self.root_swap else -1
+        self.use_know = self.know is not None and self.know_at > 0
+        self.pos = <HexState>s.c_clone() if self.use_know else None
+
+    cdef void _knowledge(self, int32_t idx, int depth) noexcept nogil:
+        """Applies the evaluator's proofs to node idx, reached by the first ``depth``
+        moves of the path: a proven win or loss (not at the root, which needs a move),
+        or the children outside the mustplay set pruned as losses."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef int i, code
+        nd.known = 1
+        for i in range(depth):
+            self.pos.c_apply(self.children[self.path_child[i]].move)
+        code = self.know.c_knowledge(self.pos, self.keep)
+        for i in range(depth):
+            self.pos.c_undo()
+        if code == KNOW_WIN and idx != 0:
+            nd.proven = 1
+        elif code == KNOW_LOSS and idx != 0:
+            nd.proven = -1
+        elif code == KNOW_MUSTPLAY and nd.first >= 0:
+            ch = self.children + nd.first
+            for i in range(nd.count):
+                if not self.keep[ch[i].move]:
+                    ch[i].pruned = 1
+
+    cdef int32_t _new_node(self, int side) noexcept nogil:
+        cdef int32_t i
+        if self.n_nodes >= self.node_cap:
+            self.full = True
+            return -1
+        i = <int32_t>self.n_nodes
+        self.n_nodes += 1
+        self.nodes[i].first = -1
+        self.nodes[i].count = 0
+        self.nodes[i].side = side
+        self.nodes[i].proven = 0
+        self.nodes[i].known = 0
+        self.nodes[i].visits = 0
+        return i
+
+    cdef bint _expand(self, int32_t idx, const int8_t* board) noexcept nogil:
+        """Children for every empty cell (and the swap at the root where it is legal)."""
+        cdef int i, k = 0, total = 0
+        cdef Child* ch
+        for i in range(self.ncells):
+            if board[i] == 0:
+                total += 1
+        if idx == 0 and self.root_swap:
+            total += 1
+        if self.n_children + total > self.child_cap:
+            self.full = True
+            return False
+        ch = self.children + self.n_children
+        for i in range(self.ncells):
+            if board[i] == 0:
+                ch[k].move = i
+                k += 1
+        if idx == 0 and self.root_swap:
+            ch[k].move = self.ncells
+            k += 1
+        for i in range(k):
+            ch[i].node = -1
+            ch[i].pruned = 0
+            ch[i].n = 0
+            ch[i].w = 0
+            ch[i].rn = 0
+            ch[i].rw = 0
+        self.nodes[idx].first = <int32_t>self.n_children
+        self.nodes[idx].count = k
+        self.n_children += k
+        return True
+
+    # -- one simulation -----------------------------------------------------------------
+    cdef inline double _score(self, Child* ch, double log_n) noexcept nogil:
+        cdef double q, qr, beta
+        cdef double n = ch.n, rn = ch.rn
+        if rn > 0.0:
+            qr = ch.rw / rn
+            beta = rn / (n + rn + n * rn / self.K)
+        else:
+            qr = 0.5
+            beta = 1.0 if n == 0.0 else 0.0
+        q = ch.w / n if n > 0.0 else 0.0
+        return (1.0 - beta) * q + beta * qr + self.c_uct * sqrt(log_n / (n + 1.0))
+
+    cdef int _select(self, int32_t idx) noexcept nogil:
+        """The child to follow: a proven win at once, never a proven loss unless all are."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch = self.children + nd.first
+        cdef int i, best = -1
+        cdef double s, best_s = -1e300
+        cdef double log_n = log(nd.visits + 1.0)
+        cdef int8_t p
+        for i in range(nd.count):
+            if ch[i].pruned:
+                continue
+            if ch[i].node >= 0:
+                p = self.nodes[ch[i].node].proven
+                if p == -1:
+                    return i              # the opponent is lost there
+                if p == 1:
+                    continue              # the opponent wins there
+            s = self._score(&ch[i], log_n)
+            if s > best_s:
+                best_s = s
+                best = i
+        if best < 0:
+            best = 0                      # every child is lost: any will do
+        return best
+
+    cdef void _place(self, int m, int colour, int* ne) noexcept nogil:
+        """Stone of ``colour`` (1 black, 2 white) on empty cell m, off the empty list."""
+        cdef int p = self.epos[m]
+        cdef int last = self.emp[ne[0] - 1]
+        self.emp[p] = last
+        self.epos[last] = p
+        self.epos[m] = -1
+        ne[0] -= 1
+        self.board[m] = colour
+
+    cdef bint _connects(self, int m, int colour) noexcept nogil:
+        """Whether the group of the stone just placed on m joins its player's two edges."""
+        cdef int top = 0, bottom = 0, sp = 0, x, k, y, i
+        for i in range(self.ncells):
+            self.seen[i] = 0
+        self.stack[sp] = m
+        sp += 1
+        self.seen[m] = 1
+        while sp > 0:
+            sp -= 1
+            x = self.stack[sp]
+            for k in range(6):
+                y = self.ring[x * 6 + k]
+                if y >= 0:
+                    if self.board[y] == colour and not self.seen[y]:
+                        self.seen[y] = 1
+                        self.stack[sp] = y
+                        sp += 1
+                elif colour == 1 and y == EDGE_TOP or colour == 2 and y == EDGE_LEFT:
+                    top = 1
+                elif colour == 1 and y == EDGE_BOTTOM or colour == 2 and y == EDGE_RIGHT:
+                    bottom = 1
+        return top and bottom
+
+    cdef int _black_wins(self) noexcept nogil:
+        """On a full board: whether Black's stones join top and bottom (else White wins)."""
+        cdef int n = self.n, sp = 0, x, k, y, i
+        for i in range(self.ncells):
+            self.seen[i] = 0
+        for i in range(n):
+            if self.board[i] == 1:
+                self.seen[i] = 1
+                self.stack[sp] = i
+                sp += 1
+        while sp > 0:
+            sp -= 1
+            x = self.stack[sp]
+            if x >= self.ncells - n:
+                return 1
+            for k in range(6):
+                y = self.ring[x * 6 + k]
+                if y >= 0 and self.board[y] == 1 and not self.seen[y]:
+                    self.seen[y] = 1
+                    self.stack[sp] = y
+                    sp += 1
+        return 0
+
+    cdef int _bridge_reply(self, int last, int colour) noexcept nogil:
+        """The cell that restores a bridge of ``colour`` intruded by the stone on ``last``,
+        or -1 (a random one of them when several are)."""
+        cdef int* ring = self.ring + last * 6
+        cdef int k, a
+        cdef int cand[6]
+        cdef int nc = 0
+        for k in range(6):
+            a = ring[k]
+            if a >= 0 and self.board[a] == 0 \
+                    and _colour(self.board, ring[(k + 5) % 6]) == colour \
+                    and _colour(self.board, ring[(k + 1) % 6]) == colour:
+                cand[nc] = a
+                nc += 1
+        if nc == 0:
+            return -1
+        if nc == 1:
+            return cand[0]
+        return cand[<int>(splitmix64(&self.rng) % <uint64_t>nc)]
+
+    cdef int simulate(self) noexcept nogil:
+        """One simulation: descent, expansion, playout, backup. Returns 1 when the root is
+        proven (the search can stop)."""
+        cdef int i, ne = 0, depth = 0, side, m, last = -1, winner, colour, first, t
+        cdef int32_t idx = 0, cidx
+        cdef Node* nd
+        cdef Child* ch
+        cdef Child* kids
+        cdef int8_t proven_winner = -1
+        cdef int32_t leaf = 0             # the node the playout starts from (-1: none)
+        memcpy(self.board, self.root_board, self.ncells)
+        for i in range(self.ncells):
+            if self.board[i] == 0:
+                self.emp[ne] = i
+                self.epos[i] = ne
+                ne += 1
+            else:
+                self.epos[i] = -1
+        side = self.root_side
+        # -- descent
+        while True:
+            nd = &self.nodes[idx]
+            leaf = idx
+            if nd.proven != 0:
+                proven_winner = side if nd.proven == 1 else 1 - side
+                break
+            if nd.first < 0:
+                if nd.visits < self.expand_at or not self._expand(idx, self.board):
+                    break
+            if self.use_know and not nd.known and nd.visits >= self.know_at:
+                self._knowledge(idx, depth)
+                if nd.proven != 0:
+                    proven_winner = side if nd.proven == 1 else 1 - side
+                    break
+            if nd.count == 0:
+                break                     # cannot happen before the end: a full board is won
+            leaf = -1
+            i = self._select(idx)
+            ch = self.children + nd.first + i
+            self.path_node[depth] = idx
+            self.path_child[depth] = nd.first + i
+            depth += 1
+            m = ch.move
+            colour = side + 1
+            if m == self.ncells:
+                # the canonical swap: Black's stone (r, c) becomes White's (c, r)
+                first = self.root_first
+                t = (first % self.n) * self.n + first // self.n
+                self.board[first] = 0
+                self.emp[ne] = first
+                self.epos[first] = ne
+                ne += 1
+                self._place(t, 2, &ne)
+                m = t
+            else:
+                self._place(m, colour, &ne)
+            self.moves += 1
+            last = m
+            side = 1 - side
+            if ch.node < 0:
+                cidx = self._new_node(side)
+                if cidx < 0:
+                    break
+                ch.node = cidx
+                leaf = cidx
+                if self._connects(m, self.board[m]):
+                    self.nodes[cidx].proven = -1      # the player to move there has lost
+                    proven_winner = 1 - side
+                    break
+                idx = cidx
+                if self.expand_at > 0:
+                    break
+                continue
+            idx = ch.node
+            if depth >= MAXPATH - 1:
+                leaf = idx
+                break
+        if depth > self.max_depth:
+            self.max_depth = depth
+        # -- playout
+        if proven_winner >= 0:
+            winner = proven_winner
+        else:
+            while ne > 0:
+                m = -1
+                if last >= 0:
+                    m = self._bridge_reply(last, side + 1)
+                if m < 0:
+                    m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
+                self._place(m, side + 1, &ne)
+                self.moves += 1
+                last = m
+                side = 1 - side
+            winner = 0 if self._black_wins() else 1
+        # -- backup, with AMAF over the final board (a proven end leaves cells empty:
+        # those count for neither player)
+        self.sims += 1
+        for i in range(depth - 1, -1, -1):
+            idx = self.path_node[i]
+            nd = &self.nodes[idx]
+            ch = self.children + self.path_child[i]
+            nd.visits += 1
+            ch.n += 1
+            if winner == nd.side:
+                ch.w += 1
+            colour = nd.side + 1
+            kids = self.children + nd.first
+            for t in range(nd.count):
+                m = kids[t].move
+                if m < self.ncells and self.board[m] == colour:
+                    kids[t].rn += 1
+                    if winner == nd.side:
+                        kids[t].rw += 1
+            self._prove(idx)
+        if leaf >= 0:
+            self.nodes[leaf].visits += 1
+        return self.nodes[0].proven != 0
+
+    cdef void _prove(self, int32_t idx) noexcept nogil:
+        """MCTS-Solver: a child lost for the opponent wins; all children won for it lose."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch = self.children + nd.first
+        cdef int i
+        cdef bint all_lost = True
+        if nd.proven != 0 or nd.first < 0:
+            return
+        for i in range(nd.count):
+            if ch[i].pruned:
+                continue                  # proven lost by knowledge
+            if ch[i].node < 0:
+                all_lost = False
+                continue
+            if self.nodes[ch[i].node].proven == -1:
+                nd.proven = 1
+                return
+            if self.nodes[ch[i].node].proven != 1:
+                all_lost = False
+        if all_lost:
+            nd.proven = -1
+
+    cdef void run_chunk(self, int k) noexcept nogil:
+        cdef int i
+        for i in range(k):
+            if self.simulate():
+                return
+
+    # -- reading the tree ---------------------------------------------------------------
+    cdef int child_proven(self, Child* ch) noexcept:
+        """+1 when the move wins for the player who makes it, -1 when it loses, else 0."""
+        if ch.pruned:
+            return -1
+        if ch.node < 0:
+            return 0
+        return -self.nodes[ch.node].proven
+
+
+cdef class RaveSearch:
+    """MCTS with RAVE and Hex playouts (see the module notes). Hex only; the evaluator is
+    not used (the playouts value the leaves)."""
+    cdef readonly object params
+    cdef readonly Evaluator evaluator
+    cdef readonly list trees
+    cdef list history                 # the moves to the last root searched
+    cdef public double K, exploration
+    cdef public int expand_at, know_at
+
+    def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
+                 double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
+                 int know_at=DEFAULT_KNOW_AT):
+        if rave_k <= 0.0:
+            raise ValueError("rave_k must be > 0")
+        if exploration < 0.0:
+            raise ValueError("exploration must be >= 0")
+        if expand_at < 0:
+            raise ValueError("expand_at must be >= 0")
+        if know_at < 0:
+            raise ValueError("know_at must be >= 0 (0: no knowledge)")
+        self.evaluator = evaluator
+        self.params = params
+        self.trees = []
+        self.history = None
+        self.K = rave_k
+        self.exploration = exploration
+        self.expand_at = expand_at
+        self.know_at = know_at
+
+    def clear(self) -> None:
+        """Forgets the trees (a new game)."""
+        self.trees = []
+        self.history = None
+
+    def _trees_for(self, HexState s):
+        cdef _Tree t
+        cdef int threads = self.params.threads
+        cdef long long budget = (<long long>self.params.hash_mb << 20) // threads
+        history = s.history()
+        path = None
+        if (self.params.keep_tree and self.history is not None
+                and history[:len(self.history)] == self.history):
+            path = history[len(self.history):]
+        self.history = history
+        if (len(self.trees) != threads or (<_Tree>self.trees[0]).n != s.n):
+            path = None
+            self.trees = [_Tree(s.n, budget, 0, self.K, self.exploration, self.expand_at)
+                          for _ in range(threads)]
+            for i, t in enumerate(self.trees):
+                try:
+                    t.know = self.evaluator if i == 0 else self.evaluator.spawn()
+                except TypeError:
+                    t.know = None         # an evaluator that cannot be duplicated
+        cdef uint64_t seed
+        for i, t in enumerate(self.trees):
+            seed = <uint64_t>self.params.seed * <uint64_t>0x9E3779B97F4A7C15 \
+                + <uint64_t>(i + 1) * <uint64_t>0xD1B54A32D192ED03
+            t.rng = seed
+            t.K = self.K
+            t.c_uct = self.exploration
+            t.expand_at = self.expand_at
+            t.know_at = self.know_at
+            if path is None or not t.reuse(s, path):
+                t.reset(s)
+        return self.trees
+
+    def run(self, state, Stopper stopper) -> SearchResult:
+        """Simulations from ``state`` until ``stopper`` fires or the root is proven.
+
+        Blocks (without the GIL between polls); ``stopper.stop()`` from another thread
+        ends it at the next poll. ``nodes`` counts the stones placed (tree and playouts),
+        ``iterations`` the simulations. The state is not touched.
+        """
+        if not isinstance(state, HexState):
+            raise ValueError("the rave search plays Hex only")
+        cdef HexState s = <HexState>state
+        if s.c_terminal():
+            raise ValueError("cannot search a terminal state")
+        trees = self._trees_for(s)
+        cdef _Tree main = <_Tree>trees[0]
+        cdef int k
+        cdef long long sims, moves
+        cdef bint done = False
+        stop_flag = threading.Event()
+        helpers = [threading.Thread(target=_help, args=(t, stop_flag), daemon=True)
+                   for t in trees[1:]]
+        stopper.c_start()
+        for h in helpers:
+            h.start()
+        try:
+            while True:
+                sims = 0
+                moves = 0
+                for t in trees:
+                    sims += (<_Tree>t).sims
+                    moves += (<_Tree>t).moves
+                if stopper.c_check(moves, sims):
+                    break
+                if done:
+                    stopper.c_finish(STOP_RESOLVED)
+                    break
+                k = CHUNK
+                if stopper.max_iterations:
+                    k = min(k, stopper.max_iterations - sims)
+                with nogil:
+                    main.run_chunk(k)
+                done = main.nodes[0].proven != 0
+        finally:
+            stop_flag.set()
+            for h in helpers:
+                h.join()
+        return self._result(stopper)
+
+    def _result(self, Stopper stopper):
+        cdef _Tree t0 = <_Tree>self.trees[0]
+        cdef _Tree t
+        cdef Child* ch
+        cdef Node* root = &t0.nodes[0]
+        cdef int i, j, count = root.count
+        cdef int p = root.side
+        sims = 0
+        moves = 0
+        depth = 0
+        visits = {}
+        wins = {}
+        proven = {}
+        for t in self.trees:
+            sims += t.sims
+            moves += t.moves
+            depth = max(depth, t.max_depth)
+            for j in range(t.nodes[0].count):
+                ch = t.children + t.nodes[0].first + j
+                visits[ch.move] = visits.get(ch.move, 0) + ch.n
+                wins[ch.move] = wins.get(ch.move, 0) + ch.w
+                pr = t.child_proven(ch)
+                if pr != 0:
+                    proven[ch.move] = pr
+        order = [t0.children[root.first + j].move for j in range(count)]
+
+        def rank(a):
+            # a proven win first, proven losses last, then visits, then the mean
+            pr = proven.get(a, 0)
+            n = visits[a]
+            return (pr, n, wins[a] / n if n else 0.0)
+
+        best = max(order, key=rank)
+        sign = 1.0 if p == 0 else -1.0
+        children = []
+        for a in order:
+            n = visits[a]
+            pr = proven.get(a, 0)
+            if pr:
+                v = float(pr)
+            else:
+                v = 2.0 * wins[a] / n - 1.0 if n else 0.0
+            children.append(ChildStat(a, sign * v, n, pr != 0,
+                                      (pr if p == 0 else -pr) if pr else None))
+        root_proven = bool(t0.nodes[0].proven)
+        value = next(c.value for c in children if c.action == best)
+        return SearchResult(
+            action=best, value=value, pv=self._pv(t0, best), nodes=moves, iterations=sims,
+            depth=depth, time=stopper.elapsed, stop_reason=stopper.reason_name,
+            resolved=root_proven, evaluations=0, children=children)
+
+    cdef list _pv(self, _Tree t, int best):
+        """The best move, then the most visited child down the first tree."""
+        cdef list pv = [best]
+        cdef int32_t idx = 0
+        cdef Node* nd
+        cdef Child* ch
+        cdef int i, bi
+        nd = &t.nodes[0]
+        idx = -1
+        for i in range(nd.count):
+            if t.children[nd.first + i].move == best:
+                idx = t.children[nd.first + i].node
+        while idx >= 0 and len(pv) < 32:
+            nd = &t.nodes[idx]
+            if nd.first < 0 or nd.count == 0:
+                break
+            bi = -1
+            for i in range(nd.count):
+                ch = t.children + nd.first + i
+                if bi < 0 or ch.n > t.children[nd.first + bi].n:
+                    bi = i
+            ch = t.children + nd.first + bi
+            if ch.n == 0:
+                break
+            pv.append(ch.move)
+            idx = ch.node
+        return pv
+
+
+def _help(_Tree t, stop_flag) -> None:
+    """A helper thread's loop: its own tree until the main search says stop."""
+    while not stop_flag.is_set():
+        with nogil:
+            t.run_chunk(CHUNK)
+        if t.nodes[0].proven != 0:
+            break
+
+
+# -- the playout policy, exposed for its tests ---------------------------------------------
+
+def bridge_reply(HexState state, int last, int player, uint64_t seed=0) -> int:
+    """The playouts' answer for ``player`` (0 black, 1 white) to a stone just placed on
+    cell ``last`` of ``state``: the other cell of the bridge it intruded, or -1."""
+    cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, DEFAULT_EXPAND)
+    cdef int i
+    for i in range(state.ncells):
+        t.board[i] = state.cells[i]
+    return t._bridge_reply(last, player + 1)
+
+
+def playout(HexState state, uint64_t seed) -> tuple:
+    """One playout from ``state`` (the side to move first): (final cells, 0 empty / 1
+    black / 2 white, and whether Black won, by the playouts' own scoring)."""
+    cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, 1 << 30)
+    t.reset(state)
+    t.simulate()
+    return [t.board[i] for i in range(state.ncells)], bool(t._black_wins())

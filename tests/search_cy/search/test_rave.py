@@ -1,0 +1,232 @@
+"""MCTS with RAVE and Hex playouts (search/rave.pyx): its solver against brute force, its
+playout policy and scoring against plain rules written here, seeds, threads, limits."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
+from descent.search_cy.search.api import SearchParams, make_search
+from descent.search_cy.search.evaluator import ZeroEvaluator
+from descent.search_cy.search.rave import RaveSearch, bridge_reply, playout
+from descent.search_cy.search.stopper import Stopper
+from tests.search_cy.search.test_bestfirst import wins
+
+
+def rave(**kw: int) -> RaveSearch:
+    kw.setdefault("hash_mb", 16)
+    search = make_search("rave", ZeroEvaluator(), SearchParams(**kw)).impl
+    assert isinstance(search, RaveSearch)
+    return search
+
+
+def position(spec: str, moves: list[str]) -> GameState:
+    state = make_game(spec).new_initial_state()
+    for m in moves:
+        state.apply_move(m)
+    return state
+
+
+def black_connected(cells: list[int], n: int) -> bool:
+    """Plain flood fill from the top row over black cells."""
+    todo = [c for c in range(n) if cells[c] == 1]
+    seen = set(todo)
+    while todo:
+        x = todo.pop()
+        r, c = divmod(x, n)
+        if r == n - 1:
+            return True
+        for dr, dc in ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)):
+            rr, cc = r + dr, c + dc
+            y = rr * n + cc
+            if 0 <= rr < n and 0 <= cc < n and cells[y] == 1 and y not in seen:
+                seen.add(y)
+                todo.append(y)
+    return False
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(size: int) -> None:
+    state = make_game(f"hex(size={size})").new_initial_state()
+    # the proof needs every node of the proof tree: 4x4 takes about 30 MiB
+    result = rave(seed=3, hash_mb=128).run(state, Stopper(time=60))
+    assert result.resolved and result.stop_reason == "resolved"
+    assert result.value == 1.0
+    state.apply_action(result.action)
+    assert not wins(state, {})                 # the reply position is lost for White
+
+
+def test_proven_children_agree_with_brute_force_on_random_positions() -> None:
+    rnd = random.Random(11)
+    checked = proven = 0
+    for _ in range(40):
+        state = make_game("hex(size=4)").new_initial_state()
+        for _ in range(rnd.randrange(0, 9)):
+            state.apply_action(rnd.choice(state.legal_actions()))
+            if state.is_terminal():
+                break
+        if state.is_terminal():
+            continue
+        mover = state.current_player()
+        result = rave(seed=rnd.randrange(1000)).run(state, Stopper(iterations=20000))
+        memo: dict[int, bool] = {}
+        if result.resolved:
+            assert ((result.value > 0) == (mover == 0)) == wins(state, memo)
+        for child in result.children:
+            if not child.resolved:
+                continue
+            state.apply_action(child.action)
+            mover_wins = state.is_terminal() or not wins(state, memo)
+            state.undo()
+            assert child.outcome == (1 if mover_wins == (mover == 0) else -1)
+            assert child.value == float(child.outcome)
+            proven += 1
+        checked += 1
+    # a proven root stops the search, so most children stay unproven
+    assert checked >= 30 and proven >= 50
+
+
+def test_a_winning_move_is_played_at_once() -> None:
+    # Black (to move) connects with c3, and any other move lets White connect there
+    state = position("hex(size=5)", ["c1", "a3", "c2", "b3", "c4", "d3", "c5", "e3"])
+    result = rave(seed=1).run(state, Stopper(time=10))
+    assert state.action_to_string(result.action) == "c3" and result.resolved
+
+
+def test_same_seed_and_budget_give_the_same_search() -> None:
+    state = position("hex(size=9)", ["e5"])
+    a = rave(seed=5).run(state, Stopper(iterations=2000))
+    b = rave(seed=5).run(state, Stopper(iterations=2000))
+    assert a.action == b.action and a.children == b.children and a.nodes == b.nodes
+    c = rave(seed=6).run(state, Stopper(iterations=2000))
+    assert [x.visits for x in c.children] != [x.visits for x in a.children]
+    assert a.iterations == 2000 and sum(x.visits for x in a.children) == 2000
+
+
+def test_the_tree_is_kept_across_moves() -> None:
+    state = position("hex(size=9)", ["e5"])
+    search = rave(seed=4)
+    first = search.run(state, Stopper(iterations=3000))
+    state.apply_action(first.action)
+    state.apply_action(first.pv[1])
+    kept = search.run(state, Stopper(iterations=3000))
+    assert kept.iterations == 3000 and sum(c.visits for c in kept.children) > 3000
+    fresh = rave(seed=4, keep_tree=False)
+    fresh.run(position("hex(size=9)", ["e5"]), Stopper(iterations=3000))
+    again = fresh.run(state, Stopper(iterations=3000))
+    assert sum(c.visits for c in again.children) == 3000
+    # another game (not a continuation of the last root) starts a fresh tree
+    other = search.run(position("hex(size=9)", ["a1"]), Stopper(iterations=500))
+    assert sum(c.visits for c in other.children) == 500
+
+
+def test_proofs_stay_exact_along_a_game_with_the_kept_tree() -> None:
+    state = make_game("hex(size=4)").new_initial_state()
+    search = rave(seed=9, hash_mb=64)
+    memo: dict[int, bool] = {}
+    while not state.is_terminal():
+        mover = state.current_player()
+        result = search.run(state, Stopper(iterations=4000))
+        for child in result.children:
+            if child.resolved:
+                state.apply_action(child.action)
+                mover_wins = state.is_terminal() or not wins(state, memo)
+                state.undo()
+                assert child.outcome == (1 if mover_wins == (mover == 0) else -1)
+        if result.resolved:
+            assert ((result.value > 0) == (mover == 0)) == wins(state, memo)
+        state.apply_action(result.action)
+
+
+def test_two_threads_sum_their_trees() -> None:
+    state = position("hex(size=7)", ["d4"])
+    result = rave(seed=2, threads=2).run(state, Stopper(time=0.3))
+    assert sum(c.visits for c in result.children) == result.iterations
+    assert result.action in state.legal_actions()
+    assert threading.active_count() == 1 or all(
+        t.daemon is False or not t.is_alive() for t in threading.enumerate()
+        if t is not threading.current_thread())
+
+
+def test_the_swap_is_searched_at_the_second_ply() -> None:
+    state = position("hex(size=5,swap=true)", ["c3"])     # the centre: swapping wins
+    result = rave(seed=1).run(state, Stopper(iterations=20000))
+    swap = state.string_to_action("swap")
+    assert swap in [c.action for c in result.children]
+    assert result.action == swap
+    fresh = position("hex(size=5,swap=true)", ["c3", "swap"])
+    assert fresh.current_player() == 0
+
+
+def test_limits_stop_and_errors() -> None:
+    state = make_game("hex(size=11)").new_initial_state()
+    stopper = Stopper()
+    timer = threading.Timer(0.2, stopper.stop)
+    timer.start()
+    result = rave().run(state, stopper)
+    timer.join()
+    assert result.stop_reason == "stopped" and result.iterations > 0
+    result = rave().run(state, Stopper(nodes=5000))
+    assert result.stop_reason == "nodes"
+    with pytest.raises(ValueError, match="Hex only"):
+        rave().run(make_game("einstein").new_initial_state(), Stopper(iterations=1))
+    done = position("hex(size=2)", ["a1", "b1", "a2"])
+    assert done.is_terminal()
+    with pytest.raises(ValueError, match="terminal"):
+        rave().run(done, Stopper(iterations=1))
+    with pytest.raises(ValueError):
+        RaveSearch(ZeroEvaluator(), SearchParams(), rave_k=0.0)
+
+
+def test_a_full_table_stops_growing_and_keeps_simulating() -> None:
+    state = make_game("hex(size=11)").new_initial_state()
+    search = make_search("rave", ZeroEvaluator(), SearchParams(hash_mb=1)).impl
+    result = search.run(state, Stopper(iterations=20000))
+    assert result.iterations == 20000 and result.action in state.legal_actions()
+
+
+# -- the playout policy ----------------------------------------------------------------
+
+
+def test_an_intruded_bridge_is_restored() -> None:
+    # Black c3 and d4 (bridge, carrier d3 and c4): White intrudes on d3, Black answers c4
+    state = position("hex(size=6)", ["c3", "a6", "d4", "d3"])
+    d3, c4 = state.string_to_action("d3"), state.string_to_action("c4")
+    assert bridge_reply(state, d3, 0) == c4
+    assert bridge_reply(state, d3, 1) == -1          # not White's bridge
+
+
+def test_an_intruded_edge_template_is_restored() -> None:
+    # Black d2 reaches the top through c1 or d1; White takes d1, Black answers e1... by
+    # the carrier: d2's top neighbours are d1 and e1
+    state = position("hex(size=6)", ["d2", "d1"])
+    d1, e1 = state.string_to_action("d1"), state.string_to_action("e1")
+    assert bridge_reply(state, d1, 0) == e1
+
+
+def test_no_reply_without_a_bridge() -> None:
+    state = position("hex(size=6)", ["c3", "d3"])
+    assert bridge_reply(state, state.string_to_action("d3"), 0) == -1
+
+
+def test_playouts_fill_the_board_and_score_it_by_the_rules() -> None:
+    rnd = random.Random(3)
+    for seed in range(60):
+        state = make_game(f"hex(size={rnd.choice([3, 5, 8, 11])})").new_initial_state()
+        for _ in range(rnd.randrange(0, 6)):
+            state.apply_action(rnd.choice(state.legal_actions()))
+            if state.is_terminal():
+                break
+        if state.is_terminal():
+            continue
+        n = state.size
+        cells, black = playout(state, seed)
+        before = [state.cell(r, c) for r in range(n) for c in range(n)]
+        assert all(b == 0 or a == b for a, b in zip(cells, before, strict=True))
+        assert black == black_connected(cells, n)
+        if 0 not in cells:
+            blacks, whites = cells.count(1), cells.count(2)
+            assert blacks - whites in (0, 1)           # alternate moves, Black first
