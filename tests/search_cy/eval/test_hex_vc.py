@@ -4,6 +4,7 @@ exact solver on small boards (a claimed connection is always a win)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from descent.search_cy.eval.heuristics import heuristic_for, heuristic_names
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator, ziggurat_carriers
 from descent.search_cy.games.registry import make_game
+from descent.search_cy.games.state import GameState
 from tests.nets.learn.conftest import solve
 from tests.search_cy.eval.test_heuristics import hex_position
 
@@ -99,14 +101,11 @@ def test_the_ziggurat_connects_a_stone_two_rows_from_its_edge() -> None:
     assert ev.virtual_connection(hex_position(3, [cell(3, "b2")], [], False), 0)
 
 
-@pytest.mark.parametrize(("n", "trials"), [(3, 1500), (4, 1500), (5, 400), (6, 300)])
-def test_a_claimed_connection_is_a_win_by_exact_solution(n: int, trials: int) -> None:
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
-    ev = HexVCEvaluator()
+def solvable_positions(n: int, trials: int, seed: int) -> Iterator[GameState]:
+    """Positions after a random number of random moves, small enough to solve exactly
+    (at most 15 empty cells from 5x5 up), from ``trials`` random games."""
     game = make_game(f"hex(size={n})")
-    rng = np.random.default_rng(n)
-    memo: dict[int, float] = {}
-    claims = 0
+    rng = np.random.default_rng(seed)
     for _ in range(trials):
         s = game.new_initial_state()
         for _ in range(int(rng.integers(0, n * n - 1))):
@@ -115,6 +114,16 @@ def test_a_claimed_connection_is_a_win_by_exact_solution(n: int, trials: int) ->
             s.apply_action(int(rng.choice(s.legal_actions())))
         if s.is_terminal() or (n >= 5 and len(s.legal_actions()) > 15):
             continue
+        yield s
+
+
+@pytest.mark.parametrize(("n", "trials"), [(3, 1500), (4, 1500), (5, 400), (6, 300)])
+def test_a_claimed_connection_is_a_win_by_exact_solution(n: int, trials: int) -> None:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    ev = HexVCEvaluator()
+    memo: dict[int, float] = {}
+    claims = 0
+    for s in solvable_positions(n, trials, seed=n):
         for player in (0, 1):
             if ev.virtual_connection(s, player):
                 claims += 1
@@ -158,19 +167,10 @@ def test_knowledge_is_proven_by_exact_solution(n: int, trials: int) -> None:
     move is one; under a mustplay every move outside the kept set loses."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
     ev = HexVCEvaluator()
-    game = make_game(f"hex(size={n})")
-    rng = np.random.default_rng(100 + n)
     memo: dict[int, float] = {}
     seen = {"win": 0, "loss": 0, "mustplay": 0, "none": 0}
     pruned = 0
-    for _ in range(trials):
-        s = game.new_initial_state()
-        for _ in range(int(rng.integers(0, n * n - 1))):
-            if s.is_terminal():
-                break
-            s.apply_action(int(rng.choice(s.legal_actions())))
-        if s.is_terminal() or (n >= 5 and len(s.legal_actions()) > 15):
-            continue
+    for s in solvable_positions(n, trials, seed=100 + n):
         code, keep = ev.knowledge(s)
         seen[code] += 1
         mover_sign = 1.0 if s.current_player() == 0 else -1.0

@@ -30,6 +30,16 @@ def position(spec: str, moves: list[str]) -> GameState:
     return state
 
 
+def random_position(spec: str, plies: int, rnd: random.Random) -> GameState | None:
+    """A position after ``plies`` random moves, or None when the game ended first."""
+    state = make_game(spec).new_initial_state()
+    for _ in range(plies):
+        state.apply_action(rnd.choice(state.legal_actions()))
+        if state.is_terminal():
+            return None
+    return state
+
+
 def black_connected(cells: list[int], n: int) -> bool:
     """Plain flood fill from the top row over black cells."""
     todo = [c for c in range(n) if cells[c] == 1]
@@ -63,12 +73,8 @@ def test_proven_children_agree_with_brute_force_on_random_positions() -> None:
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
-        state = make_game("hex(size=4)").new_initial_state()
-        for _ in range(rnd.randrange(0, 9)):
-            state.apply_action(rnd.choice(state.legal_actions()))
-            if state.is_terminal():
-                break
-        if state.is_terminal():
+        state = random_position("hex(size=4)", rnd.randrange(0, 9), rnd)
+        if state is None:
             continue
         mover = state.current_player()
         result = rave(seed=rnd.randrange(1000)).run(state, Stopper(iterations=20000))
@@ -215,12 +221,9 @@ def test_no_reply_without_a_bridge() -> None:
 def test_playouts_fill_the_board_and_score_it_by_the_rules() -> None:
     rnd = random.Random(3)
     for seed in range(60):
-        state = make_game(f"hex(size={rnd.choice([3, 5, 8, 11])})").new_initial_state()
-        for _ in range(rnd.randrange(0, 6)):
-            state.apply_action(rnd.choice(state.legal_actions()))
-            if state.is_terminal():
-                break
-        if state.is_terminal():
+        spec = f"hex(size={rnd.choice([3, 5, 8, 11])})"
+        state = random_position(spec, rnd.randrange(0, 6), rnd)
+        if state is None:
             continue
         n = state.size
         cells, black = playout(state, seed)
