@@ -661,7 +661,7 @@ cdef class HexVCEvaluator(HexEvaluator):
             if s.cells[cell] == 0 and self.used[cell]:
                 keep[cell] = 1
         # the swap (legal only at the second ply) is never pruned
-        if (s.swap_rule and s._ply == 1 and s.nhist == 1 and s.hist_action[0] < s.ncells):
+        if s.c_swap_legal():
             keep[s.ncells] = 1
         return KNOW_MUSTPLAY
 

@@ -24,5 +24,6 @@ cdef class HexState(GameState):
 
     cdef int _place(self, int cell, int colour) noexcept nogil
     cdef void _unplace(self, int cell, int log_start, int epos) noexcept nogil
+    cdef bint c_swap_legal(self) noexcept nogil
     cdef int _find(self, int x) noexcept nogil
     cdef void _union(self, int a, int b) noexcept nogil

@@ -196,12 +196,16 @@ cdef class HexState(GameState):
             return 0
         for i in range(k):
             out[i] = self.empties[i]
-        # the swap answers Black's first stone only (not a set-up pass)
-        if (self.swap_rule and self._ply == 1 and self.nhist == 1
-                and self.hist_action[0] < self.ncells):
+        if self.c_swap_legal():
             out[k] = self.ncells
             k += 1
         return k
+
+    cdef bint c_swap_legal(self) noexcept nogil:
+        """Whether the swap (action ncells) is legal: it answers Black's first stone only
+        (not a set-up pass), under the swap rule."""
+        return (self.swap_rule and self._ply == 1 and self.nhist == 1
+                and self.hist_action[0] < self.ncells and self.winner < 0)
 
     cdef int c_chance(self, int* outcomes, double* probs) noexcept nogil:
         return 0

@@ -226,7 +226,7 @@ cdef class _Tree:
         cdef int32_t idx = 0, j
         cdef int i, m
         cdef Node* nd
-        if s.swap_rule and s._ply == 1:
+        if s.c_swap_legal():
             return False                  # the new root needs the swap among its children
         for m in path:
             nd = &self.nodes[idx]
@@ -307,8 +307,7 @@ cdef class _Tree:
         for i in range(self.ncells):
             self.root_board[i] = s.cells[i]
         self.root_side = s.side
-        self.root_swap = (s.swap_rule and s._ply == 1 and s.nhist == 1
-                          and s.hist_action[0] < s.ncells)
+        self.root_swap = s.c_swap_legal()
         self.root_first = s.hist_action[0] if self.root_swap else -1
         self.use_know = self.know is not None and self.know_at > 0
         self.pos = <HexState>s.c_clone() if self.use_know else None
