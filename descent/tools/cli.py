@@ -150,6 +150,8 @@ COMMANDS: dict[str, Command] = {
                         *_lazy("descent.nets.cli", "configure_backends", "run_backends")),
     "mqtt-bridge": Command("put an external stdio engine (e.g. MoHex) on the MQTT topics",
                            *_lazy("descent.protocols.mqtt_bridge", "configure", "run")),
+    "patterns": Command("Hex move prior: rave self-play records, and the pattern gammas "
+                        "fitted on them", *_lazy("descent.tools.patterns", "configure", "run")),
     "mqtt-client": Command("play an engine on an MQTT broker's topics as a local stdio engine",
                            *_lazy("descent.protocols.mqtt_client", "configure", "run")),
 }

@@ -14,6 +14,8 @@ DEFAULT_RAVE_K: float
 DEFAULT_EXPLORATION: float
 DEFAULT_EXPAND: int
 DEFAULT_KNOW_AT: int
+DEFAULT_PROGRESSIVE_BIAS: float
+SHIPPED: object
 
 @disjoint_base
 class RaveSearch:
@@ -24,8 +26,11 @@ class RaveSearch:
     exploration: float
     expand_at: int
     know_at: int
+    progressive_bias: float
+    pattern_weights: Any
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
-                 exploration: float = ..., expand_at: int = ..., know_at: int = ...) -> None: ...
+                 exploration: float = ..., expand_at: int = ..., know_at: int = ...,
+                 progressive_bias: float = ..., pattern_weights: Any = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

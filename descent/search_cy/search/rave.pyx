@@ -38,11 +38,13 @@ from libc.string cimport memcpy
 from libc.math cimport sqrt, log
 
 from descent.search_cy.games.hex cimport HexState
+from descent.search_cy.games.hex_patterns cimport HexPatterns
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
     Evaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
+from descent.search_cy.games.hex_patterns import shipped_weights
 from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
@@ -54,6 +56,7 @@ cdef enum:
     EDGE_LEFT = -3
     EDGE_RIGHT = -4
     NO_CELL = -100
+    SWAP_RAVE = 8         # virtual AMAF visits of the swap (at even odds)
 
 # the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
 cdef int RDR[6]
@@ -66,6 +69,8 @@ DEFAULT_RAVE_K = 1000.0
 DEFAULT_EXPLORATION = 0.0
 DEFAULT_EXPAND = 2
 DEFAULT_KNOW_AT = 20
+DEFAULT_PROGRESSIVE_BIAS = 2.5
+SHIPPED = object()                # the pattern weights shipped with the package
 
 
 cdef struct Child:
@@ -74,6 +79,7 @@ cdef struct Child:
     int16_t pruned        # 1: proven to lose by the evaluator's knowledge (mustplay)
     int32_t n, w          # visits and wins of the player to move at the parent
     int32_t rn, rw        # AMAF visits and wins
+    float prior           # the patterns' probability of the move (1/count without them)
 
 
 cdef struct Node:
@@ -114,7 +120,9 @@ cdef class _Tree:
     cdef int32_t path_node[MAXPATH]
     cdef int32_t path_child[MAXPATH]
     cdef uint64_t rng
-    cdef double K, c_uct
+    cdef double K, c_uct, c_pb
+    cdef HexPatterns pat              # the move prior's patterns, or None
+    cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
     cdef HexState pos                 # the root position, moved along a path for knowledge
@@ -142,6 +150,9 @@ cdef class _Tree:
         self.know = None
         self.pos = None
         self.know_at = DEFAULT_KNOW_AT
+        self.pat = None
+        self.c_pb = 0.0
+        self.root_last = -1
         if (not self.keep or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
                 or not self.seen):
@@ -190,7 +201,7 @@ cdef class _Tree:
         self.max_depth = 0
         self.full = False
         self._new_node(self.root_side)
-        self._expand(0, self.root_board)
+        self._expand(0, self.root_board, self.root_side, self.root_last)
         if self.use_know:
             self._knowledge(0, 0)
         self._root_wins()
@@ -251,7 +262,7 @@ cdef class _Tree:
         # from its children
         nd.proven = 0
         if nd.first < 0:
-            self._expand(0, self.root_board)
+            self._expand(0, self.root_board, self.root_side, self.root_last)
         if self.use_know and not nd.known:
             self._knowledge(0, 0)
         self._root_wins()
@@ -309,6 +320,9 @@ cdef class _Tree:
         self.root_side = s.side
         self.root_swap = s.c_swap_legal()
         self.root_first = s.hist_action[0] if self.root_swap else -1
+        self.root_last = -1
+        if s.nhist > 0 and s.hist_action[s.nhist - 1] < self.ncells:
+            self.root_last = s.hist_action[s.nhist - 1]
         self.use_know = self.know is not None and self.know_at > 0
         self.pos = <HexState>s.c_clone() if self.use_know else None
 
@@ -350,10 +364,13 @@ cdef class _Tree:
         self.nodes[i].visits = 0
         return i
 
-    cdef bint _expand(self, int32_t idx, const int8_t* board) noexcept nogil:
-        """Children for every empty cell (and the swap at the root where it is legal)."""
+    cdef bint _expand(self, int32_t idx, const int8_t* board, int side, int last) noexcept nogil:
+        """Children for every empty cell (and the swap at the root where it is legal),
+        with their prior: the patterns' gammas normalised over the children (the swap
+        gets the largest: it is always a serious candidate), or uniform without them."""
         cdef int i, k = 0, total = 0
         cdef Child* ch
+        cdef double g, gsum = 0.0
         for i in range(self.ncells):
             if board[i] == 0:
                 total += 1
@@ -377,6 +394,30 @@ cdef class _Tree:
             ch[i].w = 0
             ch[i].rn = 0
             ch[i].rw = 0
+            ch[i].prior = 1.0
+        if idx == 0 and self.root_swap:
+            # no playout ever plays the swap, so it has no AMAF statistics: it gets
+            # SWAP_RAVE virtual ones at even odds, lest its first playout decide it
+            ch[k - 1].rn = SWAP_RAVE
+            ch[k - 1].rw = SWAP_RAVE // 2
+        if self.pat is not None and k > 0:
+            for i in range(k):
+                if ch[i].move < self.ncells:
+                    g = self.pat.c_gamma(board, ch[i].move, side, last)
+                    ch[i].prior = <float>g
+                    gsum += g
+            if idx == 0 and self.root_swap:
+                g = 1.0
+                for i in range(k - 1):
+                    if ch[i].prior > g:
+                        g = ch[i].prior
+                ch[k - 1].prior = <float>g
+                gsum += g
+            for i in range(k):
+                ch[i].prior = <float>(ch[i].prior / gsum)
+        else:
+            for i in range(k):
+                ch[i].prior = <float>(1.0 / k)
         self.nodes[idx].first = <int32_t>self.n_children
         self.nodes[idx].count = k
         self.n_children += k
@@ -393,7 +434,8 @@ cdef class _Tree:
             qr = 0.5
             beta = 1.0 if n == 0.0 else 0.0
         q = ch.w / n if n > 0.0 else 0.0
-        return (1.0 - beta) * q + beta * qr + self.c_uct * sqrt(log_n / (n + 1.0))
+        return ((1.0 - beta) * q + beta * qr + self.c_uct * sqrt(log_n / (n + 1.0))
+                + self.c_pb * ch.prior / sqrt(n + 1.0))
 
     cdef int _select(self, int32_t idx) noexcept nogil:
         """The child to follow: a proven win at once, never a proven loss unless all are."""
@@ -524,7 +566,7 @@ cdef class _Tree:
                 proven_winner = side if nd.proven == 1 else 1 - side
                 break
             if nd.first < 0:
-                if nd.visits < self.expand_at or not self._expand(idx, self.board):
+                if nd.visits < self.expand_at or not self._expand(idx, self.board, side, last):
                     break
             if self.use_know and not nd.known and nd.visits >= self.know_at:
                 self._knowledge(idx, depth)
@@ -660,12 +702,15 @@ cdef class RaveSearch:
     cdef readonly Evaluator evaluator
     cdef readonly list trees
     cdef list history                 # the moves to the last root searched
-    cdef public double K, exploration
+    cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
+    cdef public double K, exploration, progressive_bias
     cdef public int expand_at, know_at
+    cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
-                 int know_at=DEFAULT_KNOW_AT):
+                 int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
+                 pattern_weights=SHIPPED):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -682,6 +727,11 @@ cdef class RaveSearch:
         self.exploration = exploration
         self.expand_at = expand_at
         self.know_at = know_at
+        if progressive_bias < 0.0:
+            raise ValueError("progressive_bias must be >= 0")
+        self.progressive_bias = progressive_bias
+        self.pattern_weights = shipped_weights() if pattern_weights is SHIPPED \
+            else pattern_weights
 
     def clear(self) -> None:
         """Forgets the trees (a new game)."""
@@ -708,6 +758,13 @@ cdef class RaveSearch:
                 except TypeError:
                     t.know = None         # an evaluator that cannot be duplicated
         cdef uint64_t seed
+        cdef HexPatterns pat = None
+        if self.pattern_weights is not None and self.progressive_bias > 0.0:
+            if self._patterns is None or self._patterns[0] != s.n \
+                    or self._patterns[1] is not self.pattern_weights:
+                self._patterns = (s.n, self.pattern_weights,
+                                  HexPatterns(s.n, self.pattern_weights))
+            pat = self._patterns[2]
         for i, t in enumerate(self.trees):
             seed = <uint64_t>self.params.seed * <uint64_t>0x9E3779B97F4A7C15 \
                 + <uint64_t>(i + 1) * <uint64_t>0xD1B54A32D192ED03
@@ -716,6 +773,8 @@ cdef class RaveSearch:
             t.c_uct = self.exploration
             t.expand_at = self.expand_at
             t.know_at = self.know_at
+            t.c_pb = self.progressive_bias
+            t.pat = pat
             if path is None or not t.reuse(s, path):
                 t.reset(s)
         return self.trees

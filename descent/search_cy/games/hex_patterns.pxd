@@ -1,0 +1,19 @@
+# cython: language_level=3
+from libc.stdint cimport int8_t
+
+cdef enum:
+    PATTERN_POINTS = 12        # the six neighbours, then the six bridge points
+    PATTERN_KEYS = 531441      # 3 ** 12: each point empty, the mover's or the opponent's
+    LOCAL_CODES = 3            # a cell's place by the last move: elsewhere, adjacent, bridge
+
+
+cdef class HexPatterns:
+    cdef readonly int n
+    cdef int* pts              # PATTERN_POINTS codes a cell: a cell, or an off-board code
+    cdef readonly object weights   # (pattern gammas, local gammas) as float32 arrays
+    cdef const float[::1] gp
+    cdef const float[::1] gl
+
+    cdef int c_key(self, const int8_t* board, int cell, int side) noexcept nogil
+    cdef int c_local(self, int cell, int last) noexcept nogil
+    cdef double c_gamma(self, const int8_t* board, int cell, int side, int last) noexcept nogil

@@ -1,0 +1,221 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Local patterns of Hex cells and the move prior fitted on them.
+
+A cell's pattern is the state of twelve points around it: its six neighbours and its six
+bridge points (two rows or columns away, across a pair of neighbours), each empty, the
+mover's or the opponent's. A point off the board counts as a stone of the player whose
+edge it lies beyond (a point beyond two edges counts as the mover's), so the patterns
+know the edges the way Hex players do: an edge is a row of its owner's stones.
+
+The key is read in the mover's frame, so Black's and White's patterns share one table:
+for White the board is read transposed (its left and right edges become top and bottom).
+Hex keeps one symmetry after that, the half turn, and the key is the smaller of the two
+readings. A cell also has a local code: 1 beside the last move, 2 at one of its bridge
+points, else 0.
+
+The prior of a move is gamma(pattern) * gamma(local), normalised over the moves: a
+generalised Bradley-Terry model (Coulom 2007), the model MoHex 2.0 uses for its prior
+knowledge. ``descent patterns fit`` fits the gammas on self-play records; unseen patterns
+keep gamma 1. Patterns are local, so one table serves every board size.
+"""
+from libc.stdint cimport int8_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+from descent.search_cy.games.hex cimport HexState
+
+import numpy as np
+
+cdef enum:
+    OFF_BLACK = -1             # beyond the top or bottom edge
+    OFF_WHITE = -2             # beyond the left or right edge
+    OFF_MOVER = -3             # beyond two edges
+
+# neighbours in cyclic order, then bridge point k between neighbours k and k + 1
+cdef int PDR[12]
+cdef int PDC[12]
+PDR[:] = [-1, -1, 0, 1, 1, 0, -2, -1, 1, 2, 1, -1]
+PDC[:] = [0, 1, 1, 0, -1, -1, 1, 2, 1, -1, -2, -1]
+# White reads the board transposed: neighbour k becomes 5 - k, bridge point k becomes 4 - k
+cdef int TRANSPOSED[12]
+TRANSPOSED[:] = [5, 4, 3, 2, 1, 0, 10, 9, 8, 7, 6, 11]
+# the half turn: neighbour k becomes k + 3, bridge point k becomes k + 3
+cdef int HALF_TURN[12]
+HALF_TURN[:] = [3, 4, 5, 0, 1, 2, 9, 10, 11, 6, 7, 8]
+cdef int POW3[12]
+POW3[:] = [1, 3, 9, 27, 81, 243, 729, 2187, 6561, 19683, 59049, 177147]
+
+
+PATTERN_COUNT = PATTERN_KEYS     # the enum constants, for Python
+LOCAL_COUNT = LOCAL_CODES
+SHIPPED_FILE = "hex_prior.npz"
+_shipped = None
+
+
+def load_weights(path) -> tuple:
+    """Pattern weights from an .npz file written by ``save_weights`` (ValueError, naming
+    the file, when it is not one)."""
+    try:
+        with np.load(path) as f:
+            keys = np.asarray(f["keys"], np.int64)
+            gammas = np.asarray(f["gammas"], np.float32)
+            local = np.asarray(f["local"], np.float32)
+    except (OSError, KeyError, ValueError) as e:
+        raise ValueError(f"{path}: not a pattern weights file ({e})") from None
+    gp = np.ones(PATTERN_KEYS, np.float32)
+    if keys.shape != gammas.shape or keys.ndim != 1 or local.shape != (LOCAL_CODES,) \
+            or (keys.size and (keys.min() < 0 or keys.max() >= PATTERN_KEYS)):
+        raise ValueError(f"{path}: pattern weights of the wrong shape")
+    gp[keys] = gammas
+    return gp, local
+
+
+def save_weights(path, gp, gl) -> None:
+    """Writes pattern weights: the gammas that differ from 1, and the local gammas."""
+    gp = np.asarray(gp, np.float32)
+    keys = np.flatnonzero(gp != 1.0)
+    np.savez_compressed(path, keys=keys.astype(np.int32), gammas=gp[keys],
+                        local=np.asarray(gl, np.float32))
+
+
+def shipped_weights() -> tuple:
+    """The weights shipped beside this module (loaded once)."""
+    global _shipped
+    if _shipped is None:
+        from pathlib import Path
+        _shipped = load_weights(Path(__file__).with_name(SHIPPED_FILE))
+    return _shipped
+
+
+def unit_weights() -> tuple:
+    """Every gamma 1: the uniform prior."""
+    return (np.ones(PATTERN_KEYS, np.float32), np.ones(LOCAL_CODES, np.float32))
+
+
+cdef class HexPatterns:
+    """The pattern keys of one board size, with a table of gammas."""
+
+    def __cinit__(self, int n, weights=None):
+        cdef int r, c, k, rr, cc, code
+        if n < 1 or n > 25:
+            raise ValueError(f"board size {n} is out of range 1..25")
+        self.n = n
+        self.pts = <int*>malloc(n * n * PATTERN_POINTS * sizeof(int))
+        if not self.pts:
+            raise MemoryError()
+        for r in range(n):
+            for c in range(n):
+                for k in range(PATTERN_POINTS):
+                    rr = r + PDR[k]
+                    cc = c + PDC[k]
+                    row_off = rr < 0 or rr >= n
+                    col_off = cc < 0 or cc >= n
+                    if row_off and col_off:
+                        code = OFF_MOVER
+                    elif row_off:
+                        code = OFF_BLACK
+                    elif col_off:
+                        code = OFF_WHITE
+                    else:
+                        code = rr * n + cc
+                    self.pts[(r * n + c) * PATTERN_POINTS + k] = code
+        gp, gl = unit_weights() if weights is None else weights
+        gp = np.ascontiguousarray(gp, dtype=np.float32)
+        gl = np.ascontiguousarray(gl, dtype=np.float32)
+        if gp.shape != (PATTERN_KEYS,) or gl.shape != (LOCAL_CODES,):
+            raise ValueError(f"pattern weights must have shapes ({PATTERN_KEYS},) and "
+                             f"({LOCAL_CODES},), not {gp.shape} and {gl.shape}")
+        if not (np.all(np.isfinite(gp)) and np.all(gp > 0) and np.all(np.isfinite(gl))
+                and np.all(gl > 0)):
+            raise ValueError("pattern gammas must be finite and positive")
+        self.weights = (gp, gl)
+        self.gp = gp
+        self.gl = gl
+
+    def __dealloc__(self):
+        free(self.pts)
+
+    cdef int c_key(self, const int8_t* board, int cell, int side) noexcept nogil:
+        cdef int* p = self.pts + cell * PATTERN_POINTS
+        cdef int d[12]
+        cdef int k, x, v, own = side + 1, a = 0, b = 0
+        for k in range(PATTERN_POINTS):
+            x = p[TRANSPOSED[k] if side == 1 else k]
+            if x >= 0:
+                v = board[x]
+            elif x == OFF_MOVER:
+                v = own
+            elif x == OFF_BLACK:
+                v = 1
+            else:
+                v = 2
+            d[k] = 0 if v == 0 else (1 if v == own else 2)
+        for k in range(PATTERN_POINTS):
+            a += d[k] * POW3[k]
+            b += d[HALF_TURN[k]] * POW3[k]
+        return a if a < b else b
+
+    cdef int c_local(self, int cell, int last) noexcept nogil:
+        cdef int* p = self.pts + cell * PATTERN_POINTS
+        cdef int k
+        if last < 0:
+            return 0
+        for k in range(PATTERN_POINTS):
+            if p[k] == last:
+                return 1 if k < 6 else 2
+        return 0
+
+    cdef double c_gamma(self, const int8_t* board, int cell, int side, int last) noexcept nogil:
+        return self.gp[self.c_key(board, cell, side)] * self.gl[self.c_local(cell, last)]
+
+    # -- Python views, for the fitting tool and the tests --------------------------------
+    def key(self, state, int cell) -> int:
+        """The pattern key of ``cell`` for the player to move in ``state`` (a HexState)."""
+        cdef int8_t* board = _board(state, self.n)
+        try:
+            return self.c_key(board, cell, state.current_player())
+        finally:
+            free(board)
+
+    def features(self, state, int last=-1) -> tuple:
+        """(cells, pattern keys, local codes) of every empty cell of ``state``, by the
+        last move ``last`` (-1: none), as int32 arrays."""
+        cdef int8_t* board = _board(state, self.n)
+        cdef int i, m = 0, side = state.current_player()
+        cells = np.zeros(self.n * self.n, np.int32)
+        keys = np.zeros(self.n * self.n, np.int32)
+        local = np.zeros(self.n * self.n, np.int32)
+        cdef int[::1] cv = cells, kv = keys, lv = local
+        try:
+            for i in range(self.n * self.n):
+                if board[i] == 0:
+                    cv[m] = i
+                    kv[m] = self.c_key(board, i, side)
+                    lv[m] = self.c_local(i, last)
+                    m += 1
+        finally:
+            free(board)
+        return cells[:m], keys[:m], local[:m]
+
+    def prior(self, state, int last=-1) -> dict:
+        """The prior probability of every empty cell of ``state``: {cell: p}."""
+        cells, keys, local = self.features(state, last)
+        gp, gl = self.weights
+        g = gp[keys].astype(np.float64) * gl[local]
+        total = g.sum()
+        return {int(c): float(x / total) for c, x in zip(cells, g)}
+
+
+cdef int8_t* _board(state, int n) except NULL:
+    cdef HexState s
+    cdef int8_t* board
+    if not isinstance(state, HexState):
+        raise ValueError("patterns read Hex positions only")
+    s = <HexState>state
+    if s.n != n:
+        raise ValueError(f"a {s.n}x{s.n} position for {n}x{n} patterns")
+    board = <int8_t*>malloc(n * n)
+    if not board:
+        raise MemoryError()
+    memcpy(board, s.cells, n * n)
+    return board
