@@ -9,7 +9,7 @@ position's visit distribution as its soft target and one virtual win and one vir
 loss against a gamma-1 opponent per gamma as the prior. The shipped
 ``hex_prior.npz`` is the output of::
 
-    descent patterns selfplay records.jsonl --games 600 --sims 10000 --seed 21
+    descent patterns selfplay records.jsonl --games 600 --sims 10000 --seed 21 -j 2
     descent patterns fit records.jsonl descent/search_cy/games/hex_prior.npz
 """
 
@@ -71,6 +71,30 @@ def selfplay_games(games: int, sims: int, seed: int, size: int) -> Iterator[dict
             state.apply_action(action)
             moves.append(action)
         yield {"size": size, "moves": moves, "visits": visits}
+
+
+def _play_one(job: tuple[int, int, int, int]) -> dict[str, Any]:
+    games, sims, seed, size = job
+    return next(selfplay_games(games, sims, seed, size))
+
+
+def selfplay(out: Path, games: int, sims: int, seed: int, size: int, jobs: int = 1) -> None:
+    """Appends ``games`` records to ``out``, each written as soon as it ends; with
+    ``jobs`` > 1 the games are played in that many processes (game i has seed
+    ``seed * 1000 + i`` either way, so the records do not depend on ``jobs``)."""
+    tasks = [(1, sims, seed * 1000 + i, size) for i in range(games)]
+    with open(out, "a") as f:
+        if jobs <= 1:
+            for task in tasks:
+                f.write(json.dumps(_play_one(task)) + "\n")
+                f.flush()
+            return
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            for record in pool.imap_unordered(_play_one, tasks):
+                f.write(json.dumps(record) + "\n")
+                f.flush()
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
@@ -175,6 +199,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("--sims", type=int, default=10000, help="simulations a move")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--size", type=int, default=11)
+    s.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
     f = sub.add_parser("fit", help="fit the pattern gammas on records (MM)")
     f.add_argument("records", type=Path, nargs="+", help="JSONL files of selfplay")
     f.add_argument("out", type=Path, help="weights file to write (.npz)")
@@ -187,10 +212,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "selfplay":
-        with open(args.out, "a") as out:
-            for record in selfplay_games(args.games, args.sims, args.seed, args.size):
-                out.write(json.dumps(record) + "\n")
-                out.flush()
+        if args.games < 1 or args.sims < 1 or args.jobs < 1 or not 2 <= args.size <= 25:
+            raise ValueError("selfplay needs games, sims and jobs >= 1 and a size in 2..25")
+        selfplay(args.out, args.games, args.sims, args.seed, args.size, args.jobs)
         return 0
     from descent.search_cy.games.hex_patterns import save_weights
 

@@ -18,7 +18,7 @@ def test_selfplay_then_fit_through_the_command_line(tmp_path) -> None:
     records = tmp_path / "r.jsonl"
     run = [sys.executable, "-m", "descent", "patterns"]
     subprocess.run(run + ["selfplay", str(records), "--games", "3", "--sims", "300",
-                          "--size", "5", "--seed", "4"], check=True, timeout=300)
+                          "--size", "5", "--seed", "4", "-j", "2"], check=True, timeout=300)
     lines = [json.loads(x) for x in records.read_text().splitlines()]
     assert len(lines) == 3
     for record in lines:

@@ -15,6 +15,7 @@ DEFAULT_EXPLORATION: float
 DEFAULT_EXPAND: int
 DEFAULT_KNOW_AT: int
 DEFAULT_PROGRESSIVE_BIAS: float
+DEFAULT_PRUNE_RATIO: float
 SHIPPED: object
 
 @disjoint_base
@@ -27,10 +28,12 @@ class RaveSearch:
     expand_at: int
     know_at: int
     progressive_bias: float
+    prune_ratio: float
     pattern_weights: Any
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
-                 progressive_bias: float = ..., pattern_weights: Any = ...) -> None: ...
+                 progressive_bias: float = ..., prune_ratio: float = ...,
+                 pattern_weights: Any = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

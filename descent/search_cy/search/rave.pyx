@@ -57,6 +57,8 @@ cdef enum:
     EDGE_RIGHT = -4
     NO_CELL = -100
     SWAP_RAVE = 8         # virtual AMAF visits of the swap (at even odds)
+    LOST_BY_KNOWLEDGE = 1 # a child proven to lose by the evaluator's knowledge (mustplay)
+    SKIPPED_BY_PRIOR = 2  # a child the prior leaves out (prior pruning), not proven
 
 # the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
 cdef int RDR[6]
@@ -70,13 +72,14 @@ DEFAULT_EXPLORATION = 0.0
 DEFAULT_EXPAND = 2
 DEFAULT_KNOW_AT = 20
 DEFAULT_PROGRESSIVE_BIAS = 2.5
+DEFAULT_PRUNE_RATIO = 0.0         # prior pruning: children under this share of the best
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
 cdef struct Child:
     int32_t node          # index of the child's node, -1 before it is created
     int16_t move          # cell, or ncells for the swap
-    int16_t pruned        # 1: proven to lose by the evaluator's knowledge (mustplay)
+    int16_t pruned        # LOST_BY_KNOWLEDGE or SKIPPED_BY_PRIOR, else 0
     int32_t n, w          # visits and wins of the player to move at the parent
     int32_t rn, rw        # AMAF visits and wins
     float prior           # the patterns' probability of the move (1/count without them)
@@ -120,7 +123,7 @@ cdef class _Tree:
     cdef int32_t path_node[MAXPATH]
     cdef int32_t path_child[MAXPATH]
     cdef uint64_t rng
-    cdef double K, c_uct, c_pb
+    cdef double K, c_uct, c_pb, prune_ratio
     cdef HexPatterns pat              # the move prior's patterns, or None
     cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
@@ -152,6 +155,7 @@ cdef class _Tree:
         self.know_at = DEFAULT_KNOW_AT
         self.pat = None
         self.c_pb = 0.0
+        self.prune_ratio = 0.0
         self.root_last = -1
         if (not self.keep or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
@@ -219,7 +223,7 @@ cdef class _Tree:
         for i in range(nd.count):
             ch = self.children + nd.first + i
             m = ch.move
-            if m >= self.ncells or ch.node >= 0 or ch.pruned:
+            if m >= self.ncells or ch.node >= 0 or ch.pruned == LOST_BY_KNOWLEDGE:
                 continue
             self.board[m] = colour
             if self._connects(m, colour):
@@ -347,7 +351,9 @@ cdef class _Tree:
             ch = self.children + nd.first
             for i in range(nd.count):
                 if not self.keep[ch[i].move]:
-                    ch[i].pruned = 1
+                    ch[i].pruned = LOST_BY_KNOWLEDGE
+                elif ch[i].pruned == SKIPPED_BY_PRIOR:
+                    ch[i].pruned = 0      # a move that must be considered
 
     cdef int32_t _new_node(self, int side) noexcept nogil:
         cdef int32_t i
@@ -415,6 +421,14 @@ cdef class _Tree:
                 gsum += g
             for i in range(k):
                 ch[i].prior = <float>(ch[i].prior / gsum)
+            if self.prune_ratio > 0.0:
+                g = 0.0
+                for i in range(k):
+                    if ch[i].prior > g:
+                        g = ch[i].prior
+                for i in range(k):
+                    if ch[i].prior < self.prune_ratio * g and ch[i].move < self.ncells:
+                        ch[i].pruned = SKIPPED_BY_PRIOR
         else:
             for i in range(k):
                 ch[i].prior = <float>(1.0 / k)
@@ -459,6 +473,13 @@ cdef class _Tree:
                 best_s = s
                 best = i
         if best < 0:
+            # every child kept is lost: the prior's skipped ones come back
+            for i in range(nd.count):
+                if ch[i].pruned == SKIPPED_BY_PRIOR:
+                    ch[i].pruned = 0
+                    best = i
+            if best >= 0:
+                return self._select(idx)
             best = 0                      # every child is lost: any will do
         return best
 
@@ -666,9 +687,9 @@ cdef class _Tree:
         if nd.proven != 0 or nd.first < 0:
             return
         for i in range(nd.count):
-            if ch[i].pruned:
-                continue                  # proven lost by knowledge
-            if ch[i].node < 0:
+            if ch[i].pruned == LOST_BY_KNOWLEDGE:
+                continue
+            if ch[i].pruned == SKIPPED_BY_PRIOR or ch[i].node < 0:
                 all_lost = False
                 continue
             if self.nodes[ch[i].node].proven == -1:
@@ -688,7 +709,7 @@ cdef class _Tree:
     # -- reading the tree ---------------------------------------------------------------
     cdef int child_proven(self, Child* ch) noexcept:
         """+1 when the move wins for the player who makes it, -1 when it loses, else 0."""
-        if ch.pruned:
+        if ch.pruned == LOST_BY_KNOWLEDGE:
             return -1
         if ch.node < 0:
             return 0
@@ -703,14 +724,14 @@ cdef class RaveSearch:
     cdef readonly list trees
     cdef list history                 # the moves to the last root searched
     cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
-    cdef public double K, exploration, progressive_bias
+    cdef public double K, exploration, progressive_bias, prune_ratio
     cdef public int expand_at, know_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
                  int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
-                 pattern_weights=SHIPPED):
+                 double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -730,6 +751,9 @@ cdef class RaveSearch:
         if progressive_bias < 0.0:
             raise ValueError("progressive_bias must be >= 0")
         self.progressive_bias = progressive_bias
+        if not 0.0 <= prune_ratio < 1.0:
+            raise ValueError("prune_ratio must be in [0, 1)")
+        self.prune_ratio = prune_ratio
         self.pattern_weights = shipped_weights() if pattern_weights is SHIPPED \
             else pattern_weights
 
@@ -774,6 +798,7 @@ cdef class RaveSearch:
             t.expand_at = self.expand_at
             t.know_at = self.know_at
             t.c_pb = self.progressive_bias
+            t.prune_ratio = self.prune_ratio
             t.pat = pat
             if path is None or not t.reuse(s, path):
                 t.reset(s)

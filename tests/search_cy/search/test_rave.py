@@ -59,17 +59,23 @@ def black_connected(cells: list[int], n: int) -> bool:
 
 
 @pytest.mark.parametrize("size", [2, 3, 4])
-def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(size: int) -> None:
+@pytest.mark.parametrize("prune_ratio", [0.0, 0.5])
+def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
+        size: int, prune_ratio: float) -> None:
     state = make_game(f"hex(size={size})").new_initial_state()
     # the proof needs every node of the proof tree: 4x4 takes about 30 MiB
-    result = rave(seed=3, hash_mb=128).run(state, Stopper(time=60))
+    search = rave(seed=3, hash_mb=128)
+    search.prune_ratio = prune_ratio
+    result = search.run(state, Stopper(time=60))
     assert result.resolved and result.stop_reason == "resolved"
     assert result.value == 1.0
     state.apply_action(result.action)
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-def test_proven_children_agree_with_brute_force_on_random_positions() -> None:
+@pytest.mark.parametrize("prune_ratio", [0.0, 0.5])
+def test_proven_children_agree_with_brute_force_on_random_positions(prune_ratio: float) -> None:
+    # prior pruning (at a ratio far above any useful one) must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -77,7 +83,9 @@ def test_proven_children_agree_with_brute_force_on_random_positions() -> None:
         if state is None:
             continue
         mover = state.current_player()
-        result = rave(seed=rnd.randrange(1000)).run(state, Stopper(iterations=20000))
+        search = rave(seed=rnd.randrange(1000))
+        search.prune_ratio = prune_ratio
+        result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
             assert ((result.value > 0) == (mover == 0)) == wins(state, memo)
@@ -233,3 +241,30 @@ def test_playouts_fill_the_board_and_score_it_by_the_rules() -> None:
         if 0 not in cells:
             blacks, whites = cells.count(1), cells.count(2)
             assert blacks - whites in (0, 1)           # alternate moves, Black first
+
+
+def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
+    from descent.search_cy.games.hex_patterns import HexPatterns, unit_weights
+
+    state = position("hex(size=7)", ["d4"])
+    target = state.string_to_action("b6")
+    key = HexPatterns(7).key(state, target)
+    gp, gl = unit_weights()
+    gp[key] = 1000.0
+    favoured = [c for c in state.legal_actions() if HexPatterns(7).key(state, c) == key]
+    search = rave(seed=1)
+    search.pattern_weights = (gp, gl)
+    search.progressive_bias = 10.0
+    result = search.run(state, Stopper(iterations=60))
+    top = max(result.children, key=lambda c: c.visits)
+    assert top.action in favoured
+    search = rave(seed=1)
+    search.pattern_weights = (gp, gl)
+    search.prune_ratio = 0.5
+    result = search.run(state, Stopper(iterations=2000))
+    assert {c.action for c in result.children if c.visits} <= set(favoured)
+    search.pattern_weights = None                        # no prior: every move is searched
+    search.prune_ratio = 0.5
+    search.clear()
+    result = search.run(state, Stopper(iterations=2000))
+    assert sum(1 for c in result.children if c.visits) > len(favoured)
