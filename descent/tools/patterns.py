@@ -98,8 +98,11 @@ def selfplay(out: Path, games: int, sims: int, seed: int, size: int, jobs: int =
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """The records of JSONL files (``.xz`` ones are read compressed)."""
+    import lzma
+
     for path in paths:
-        with open(path) as f:
+        with (lzma.open(path, "rt") if str(path).endswith(".xz") else open(path)) as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():
                     continue

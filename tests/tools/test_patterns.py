@@ -38,6 +38,17 @@ def test_selfplay_then_fit_through_the_command_line(tmp_path) -> None:
     assert np.sum(gp != 1.0) > 10 and gl[0] == 1.0
 
 
+def test_compressed_records_read_as_plain_ones(tmp_path) -> None:
+    import lzma
+
+    line = '{"size": 5, "moves": [12], "visits": [null]}\n'
+    (tmp_path / "a.jsonl").write_text(line)
+    with lzma.open(tmp_path / "a.jsonl.xz", "wt") as f:
+        f.write(line)
+    assert list(read_records([tmp_path / "a.jsonl.xz"])) == \
+        list(read_records([tmp_path / "a.jsonl"]))
+
+
 def test_bad_records_are_refused_by_name(tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"size": 5}\n')
