@@ -6,11 +6,18 @@ own judgement of each move). ``fit`` reads such records and fits the gammas of t
 pattern model of ``descent.search_cy.games.hex_patterns`` by minorization-maximization
 (Coulom 2007, "Computing Elo ratings of move patterns in the game of Go"), with each
 position's visit distribution as its soft target and one virtual win and one virtual
-loss against a gamma-1 opponent per gamma as the prior. The shipped
-``hex_prior.npz`` is the output of::
+loss against a gamma-1 opponent per gamma as the prior. A round of expert iteration is::
 
-    descent patterns selfplay records.jsonl --games 600 --sims 10000 --seed 21 -j 2
-    descent patterns fit records.jsonl descent/search_cy/games/hex_prior.npz
+    descent patterns selfplay records.jsonl --games 400 --sims 10000 --seed 21 -j 2
+    descent patterns fit records.jsonl prior.npz
+
+The shipped ``descent/search_cy/games/hex_prior.npz`` is, bit for bit, the fit of the
+records in ``nets/patterns/hex11-rave-selfplay.jsonl.xz`` (578 games of 11x11 at 10,000
+simulations a move, played in three rounds: without a prior, then with the fits of the
+rounds before; RESULTS.md, twelfth session)::
+
+    descent patterns fit nets/patterns/hex11-rave-selfplay.jsonl.xz \
+        descent/search_cy/games/hex_prior.npz
 """
 
 from __future__ import annotations

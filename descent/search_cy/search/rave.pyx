@@ -72,7 +72,7 @@ DEFAULT_EXPLORATION = 0.0
 DEFAULT_EXPAND = 2
 DEFAULT_KNOW_AT = 20
 DEFAULT_PROGRESSIVE_BIAS = 2.5
-DEFAULT_PRUNE_RATIO = 0.0         # prior pruning: children under this share of the best
+DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of the best
 DEFAULT_PLAYOUT_PATTERNS = 0      # playout moves that may answer the last stone by patterns
 SHIPPED = object()                # the pattern weights shipped with the package
 
