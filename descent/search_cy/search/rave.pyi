@@ -16,7 +16,6 @@ DEFAULT_EXPAND: int
 DEFAULT_KNOW_AT: int
 DEFAULT_PROGRESSIVE_BIAS: float
 DEFAULT_PRUNE_RATIO: float
-DEFAULT_PLAYOUT_PATTERNS: int
 SHIPPED: object
 
 @disjoint_base
@@ -30,12 +29,11 @@ class RaveSearch:
     know_at: int
     progressive_bias: float
     prune_ratio: float
-    playout_patterns: int
     pattern_weights: Any
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
-                 playout_patterns: int = ..., pattern_weights: Any = ...) -> None: ...
+                 pattern_weights: Any = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

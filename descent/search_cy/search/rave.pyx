@@ -38,7 +38,7 @@ from libc.string cimport memcpy
 from libc.math cimport sqrt, log
 
 from descent.search_cy.games.hex cimport HexState
-from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
+from descent.search_cy.games.hex_patterns cimport HexPatterns
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
@@ -73,7 +73,6 @@ DEFAULT_EXPAND = 2
 DEFAULT_KNOW_AT = 20
 DEFAULT_PROGRESSIVE_BIAS = 2.5
 DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of the best
-DEFAULT_PLAYOUT_PATTERNS = 0      # playout moves that may answer the last stone by patterns
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
@@ -125,7 +124,6 @@ cdef class _Tree:
     cdef int32_t path_child[MAXPATH]
     cdef uint64_t rng
     cdef double K, c_uct, c_pb, prune_ratio
-    cdef int playout_patterns          # playout moves (from the first) that may be local
     cdef HexPatterns pat              # the move prior's patterns, or None
     cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
@@ -158,7 +156,6 @@ cdef class _Tree:
         self.pat = None
         self.c_pb = 0.0
         self.prune_ratio = 0.0
-        self.playout_patterns = 0
         self.root_last = -1
         if (not self.keep or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
@@ -563,32 +560,6 @@ cdef class _Tree:
             return cand[0]
         return cand[<int>(splitmix64(&self.rng) % <uint64_t>nc)]
 
-    cdef int _local_reply(self, int last, int side, int ne) noexcept nogil:
-        """A pattern move near the last stone, or -1 for a random move: each empty cell
-        of the last stone's twelve points weighs its gamma, every empty cell of the board
-        weighs 1 for the random move (MoHex 2.0's local playout moves, simplified)."""
-        cdef int* pts = self.pat.pts + last * PATTERN_POINTS
-        cdef int k, x, nc = 0
-        cdef int cand[PATTERN_POINTS]
-        cdef double g[PATTERN_POINTS]
-        cdef double total = 0.0, r
-        for k in range(PATTERN_POINTS):
-            x = pts[k]
-            if x >= 0 and self.board[x] == 0:
-                cand[nc] = x
-                total += self.pat.c_gamma(self.board, x, side, last)
-                g[nc] = total
-                nc += 1
-        if nc == 0:
-            return -1
-        r = (splitmix64(&self.rng) >> 11) * (1.0 / 9007199254740992.0) * (total + ne)
-        if r >= total:
-            return -1
-        for k in range(nc):
-            if r < g[k]:
-                return cand[k]
-        return cand[nc - 1]
-
     cdef int simulate(self) noexcept nogil:
         """One simulation: descent, expansion, playout, backup. Returns 1 when the root is
         proven (the search can stop)."""
@@ -672,14 +643,10 @@ cdef class _Tree:
         if proven_winner >= 0:
             winner = proven_winner
         else:
-            t = 0
             while ne > 0:
                 m = -1
                 if last >= 0:
                     m = self._bridge_reply(last, side + 1)
-                    if m < 0 and t < self.playout_patterns:
-                        m = self._local_reply(last, side, ne)
-                t += 1
                 if m < 0:
                     m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
                 self._place(m, side + 1, &ne)
@@ -758,14 +725,13 @@ cdef class RaveSearch:
     cdef list history                 # the moves to the last root searched
     cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
     cdef public double K, exploration, progressive_bias, prune_ratio
-    cdef public int expand_at, know_at, playout_patterns
+    cdef public int expand_at, know_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
                  int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
-                 double prune_ratio=DEFAULT_PRUNE_RATIO,
-                 int playout_patterns=DEFAULT_PLAYOUT_PATTERNS, pattern_weights=SHIPPED):
+                 double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -788,9 +754,6 @@ cdef class RaveSearch:
         if not 0.0 <= prune_ratio < 1.0:
             raise ValueError("prune_ratio must be in [0, 1)")
         self.prune_ratio = prune_ratio
-        if playout_patterns < 0:
-            raise ValueError("playout_patterns must be >= 0")
-        self.playout_patterns = playout_patterns
         self.pattern_weights = shipped_weights() if pattern_weights is SHIPPED \
             else pattern_weights
 
@@ -836,7 +799,6 @@ cdef class RaveSearch:
             t.know_at = self.know_at
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
-            t.playout_patterns = self.playout_patterns if pat is not None else 0
             t.pat = pat
             if path is None or not t.reuse(s, path):
                 t.reset(s)
