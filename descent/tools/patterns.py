@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 MIN_VISITS = 1000       # positions whose search stopped sooner (proofs) are not targets
-OPENING_PLIES = 6       # self-play samples moves by visits squared before this ply
+OPENING_PLIES = 7       # self-play samples moves by visits squared before this ply
 
 
 @dataclass
