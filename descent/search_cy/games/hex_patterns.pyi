@@ -1,10 +1,10 @@
 """Type stubs of hex_patterns.pyx."""
 
 from os import PathLike
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import numpy as np
-from typing_extensions import Self, disjoint_base
+from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
 
