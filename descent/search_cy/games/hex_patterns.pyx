@@ -97,6 +97,7 @@ cdef class HexPatterns:
 
     def __cinit__(self, int n, weights=None):
         cdef int r, c, k, rr, cc, code
+        cdef bint row_off, col_off
         if n < 1 or n > 25:
             raise ValueError(f"board size {n} is out of range 1..25")
         self.n = n

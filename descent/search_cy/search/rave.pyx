@@ -14,6 +14,13 @@ The score of a child blends its own mean with its RAVE mean (Gelly and Silver 20
 
     beta = rn / (n + rn + n * rn / K),   score = (1 - beta) q + beta q_rave + c sqrt(ln N / (n+1))
 
+The move prior (``games/hex_patterns.pyx``, MoHex 2.0's prior knowledge): when a node is
+expanded each child gets the probability its local pattern gives it, and its score gains
+``progressive_bias * prior / sqrt(n + 1)``; children whose prior is under ``prune_ratio``
+of the best are skipped until every other child is proven lost (they never count in a
+proof). The swap, which no playout plays and so has no AMAF statistics, starts with a
+few virtual AMAF visits at even odds.
+
 Proven results back up as in an MCTS-Solver: a node where the last move connected is a
 loss for the player to move; a node with a child lost for the opponent is won; a node
 whose children are all won for the opponent is lost. A proven root stops the search.
