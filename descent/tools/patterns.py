@@ -105,20 +105,28 @@ def selfplay(out: Path, games: int, sims: int, seed: int, size: int, jobs: int =
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
-    """The records of JSONL files (``.xz`` ones are read compressed)."""
+    """The records of JSONL files (``.xz`` ones are read compressed); a file that cannot
+    be read or a line that is not a record is a ValueError naming it."""
     import lzma
 
     for path in paths:
-        with (lzma.open(path, "rt") if str(path).endswith(".xz") else open(path)) as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    record["size"], record["moves"], record["visits"]  # noqa: B018
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ValueError(f"{path}:{number}: not a pattern record ({e})") from None
-                yield record
+        try:
+            with (lzma.open(path, "rt") if str(path).endswith(".xz") else open(path)) as f:
+                yield from _parse_records(f, path)
+        except (OSError, EOFError, lzma.LZMAError) as e:
+            raise ValueError(f"{path}: cannot read records ({e})") from None
+
+
+def _parse_records(lines: Iterable[str], path: Path) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            record["size"], record["moves"], record["visits"]  # noqa: B018
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}:{number}: not a pattern record ({e})") from None
+        yield record
 
 
 def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> Dataset:

@@ -54,6 +54,8 @@ def test_bad_records_are_refused_by_name(tmp_path) -> None:
     bad.write_text('{"size": 5}\n')
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         list(read_records([bad]))
+    with pytest.raises(ValueError, match="missing.jsonl"):
+        list(read_records([tmp_path / "missing.jsonl"]))
 
 
 def synthetic(rng: np.random.Generator, positions: int, gk: np.ndarray,
