@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from descent.nets.learn.heuristics import ALL_KINDS
+from descent.search_cy.search.api import CHANCE_SAMPLING
 
 LEARNING_MODES = ("tree", "root", "terminal", "chance")
 STOCHASTIC_MODES = ("expectiminimax", "determinization")
@@ -72,6 +73,8 @@ class SelfPlayConfig:
     #                               resolved value is kept as it is)
     terminals: bool = True        # tree learning: include the terminal states reached
     stochastic: str = "expectiminimax"  # expectiminimax | determinization (dice games)
+    chance_sampling: str = "all"  # the learning search's chance nodes: all (the stochastic
+    #                               paper: every outcome by probability) | unresolved
     games_per_iteration: int = 1  # self-play games before each update
     max_pairs_per_search: int = 1_000_000  # cap on the rows one search contributes
     bootstrap_games: int = 0      # warm start: the first N games search with the game's C
@@ -195,6 +198,8 @@ def validate(cfg: TrainConfig) -> None:
               "mcts keeps means, use descent/ubfm")
     if sp.stochastic not in STOCHASTIC_MODES:
         _fail(f"selfplay.stochastic must be one of {', '.join(STOCHASTIC_MODES)}")
+    if sp.chance_sampling not in CHANCE_SAMPLING:
+        _fail(f"selfplay.chance_sampling must be one of {', '.join(CHANCE_SAMPLING)}")
     if sp.stochastic == "determinization" and sp.search not in TREE_SEARCHES:
         _fail(f"determinization needs a tree search ({', '.join(TREE_SEARCHES)}), "
               f"not {sp.search}")

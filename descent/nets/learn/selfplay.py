@@ -78,7 +78,7 @@ def search_params(cfg: SelfPlayConfig, reinforcement: Reinforcement, seed: int,
                         resolution_stop=cfg.resolution_stop,
                         terminal=reinforcement.search_terminal,
                         max_plies=reinforcement.max_plies, keep_tree=True,
-                        determinize_seed=determinize)
+                        determinize_seed=determinize, chance_sampling=cfg.chance_sampling)
 
 
 def determinize_seed(seed: int) -> int:

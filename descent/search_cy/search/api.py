@@ -22,10 +22,11 @@ from descent.search_cy.search.stopper import Stopper
 if TYPE_CHECKING:
     from descent.search_cy.search.bestfirst import BestFirstSearch
 
-__all__ = ["TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult", "SearchRunner",
-           "make_search", "registered_searches", "search_plays"]
+__all__ = ["CHANCE_SAMPLING", "TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult",
+           "SearchRunner", "make_search", "registered_searches", "search_plays"]
 
 TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2}
+CHANCE_SAMPLING = ("all", "unresolved")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class SearchParams:
     #                              deterministic by seed)
     gather: bool = False         # threads > 1 with a batch evaluator: the threads' expansions
     #                              share backend calls (search/gather.py; GPU backends)
+    chance_sampling: str = "all"  # best-first at chance nodes: "all" draws among every
+    #                              outcome by probability (the stochastic paper's Descent
+    #                              Expectiminimax; a solved outcome drawn ends the iteration),
+    #                              "unresolved" among the unsolved ones only (renormalised)
 
     def __post_init__(self) -> None:
         if self.hash_mb < 1:
@@ -62,6 +67,8 @@ class SearchParams:
             raise ValueError("determinize_seed must be in [0, 2**64)")
         if not 1 <= self.threads <= 1024:
             raise ValueError("threads must be in 1..1024")
+        if self.chance_sampling not in CHANCE_SAMPLING:
+            raise ValueError(f"chance_sampling must be one of {', '.join(CHANCE_SAMPLING)}")
 
 
 class Search(Protocol):

@@ -15,8 +15,12 @@ has a resolved win or every child is resolved. With completion off the searches 
 exactly the plain published ones (they may walk into terminal states repeatedly).
 
 At a chance node the value is the probability-weighted mean of the outcomes and an
-iteration descends into an outcome sampled by probability (among unresolved outcomes
-under completion): that is Descent Expectiminimax (Cohen-Solal and Cazenave). With
+iteration descends into an outcome sampled by probability: that is Descent
+Expectiminimax (Cohen-Solal and Cazenave). The paper draws among all the outcomes, so an
+iteration that draws a solved one ends there (``chance_sampling = "all"``, the default);
+``"unresolved"`` draws among the unsolved outcomes only, renormalised, so that no
+iteration is spent on a solved outcome but the unsolved ones are visited more often than
+their probability says. With
 ``params.determinize_seed`` > 0 the search plays the determinized game of the stochastic
 paper instead: a chance state gets one child, the outcome ``fixed_outcome`` draws for it
 from a hash of (state, seed), so every search of a match and the match itself (the
@@ -231,6 +235,7 @@ cdef class BestFirstSearch:
     cdef readonly object params
     cdef readonly int mode
     cdef bint completion, resolution_stop, keep_tree
+    cdef bint sample_unresolved       # chance nodes draw among unresolved outcomes only
     cdef int terminal_kind
     cdef double max_plies
     cdef uint64_t rng
@@ -285,6 +290,7 @@ cdef class BestFirstSearch:
         self.params = params
         self.mode = _MODES[mode]
         self.completion = params.completion
+        self.sample_unresolved = params.chance_sampling == "unresolved"
         self.resolution_stop = params.resolution_stop
         self.keep_tree = params.keep_tree
         self.terminal_kind = TERMINAL_KINDS[params.terminal]
@@ -493,19 +499,20 @@ cdef class BestFirstSearch:
         return chosen
 
     cdef int _sample(self, Node* node, uint64_t* rng) noexcept nogil:
-        """A chance node's outcome drawn by probability (among the unresolved ones under
-        completion), -1 if none is left."""
+        """A chance node's outcome drawn by probability (with ``sample_unresolved`` under
+        completion: among the unresolved ones), -1 if none is left."""
         cdef Child* ch = &self.table.children[node.first]
         cdef int i, best = -1
         cdef double u, total = 0.0
+        cdef bint skip = self.sample_unresolved and self.completion
         for i in range(node.nchild):
-            if not (self.completion and ch[i].r):
+            if not (skip and ch[i].r):
                 total += ch[i].p
         if total <= 0.0:
             return -1
         u = _uniform(rng) * total
         for i in range(node.nchild):
-            if not (self.completion and ch[i].r):
+            if not (skip and ch[i].r):
                 best = i
                 u -= ch[i].p
                 if u < 0.0:
