@@ -152,6 +152,8 @@ COMMANDS: dict[str, Command] = {
                            *_lazy("descent.protocols.mqtt_bridge", "configure", "run")),
     "patterns": Command("Hex move prior: rave self-play records, and the pattern gammas "
                         "fitted on them", *_lazy("descent.tools.patterns", "configure", "run")),
+    "swapmap": Command("Hex swap decisions: rave self-play from every first stone, and the "
+                       "map of which to swap", *_lazy("descent.tools.swapmap", "configure", "run")),
     "mqtt-client": Command("play an engine on an MQTT broker's topics as a local stdio engine",
                            *_lazy("descent.protocols.mqtt_client", "configure", "run")),
 }

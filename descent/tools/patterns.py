@@ -104,27 +104,34 @@ def selfplay(out: Path, games: int, sims: int, seed: int, size: int, jobs: int =
                 f.flush()
 
 
-def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
-    """The records of JSONL files (``.xz`` ones are read compressed); a file that cannot
-    be read or a line that is not a record is a ValueError naming it."""
+def read_jsonl(paths: Iterable[Path]) -> Iterator[tuple[Path, int, Any]]:
+    """(path, line number, value) of every non-blank line of JSONL files (``.xz`` ones
+    are read compressed); a file that cannot be read or a line that is not JSON is a
+    ValueError naming it."""
     import lzma
 
     for path in paths:
         try:
             with (lzma.open(path, "rt") if str(path).endswith(".xz") else open(path)) as f:
-                yield from _parse_records(f, path)
+                for number, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        value = json.loads(line)
+                    except ValueError as e:
+                        raise ValueError(f"{path}:{number}: not JSON ({e})") from None
+                    yield path, number, value
         except (OSError, EOFError, lzma.LZMAError) as e:
             raise ValueError(f"{path}: cannot read records ({e})") from None
 
 
-def _parse_records(lines: Iterable[str], path: Path) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """The pattern records of JSONL files (``.xz`` ones are read compressed); a file
+    that cannot be read or a line that is not a record is a ValueError naming it."""
+    for path, number, record in read_jsonl(paths):
         try:
-            record = json.loads(line)
             record["size"], record["moves"], record["visits"]  # noqa: B018
-        except (ValueError, KeyError, TypeError) as e:
+        except (KeyError, TypeError) as e:
             raise ValueError(f"{path}:{number}: not a pattern record ({e})") from None
         yield record
 

@@ -234,6 +234,34 @@ def test_swap_game_through_gtp(scenario: str) -> None:
         assert engine.close() == 0
 
 
+def test_the_swap_map_answers_at_once_on_eleven() -> None:
+    """On 11x11 under the swap rule the engine swaps the first stones the shipped map
+    swaps, searches after the others (never swapping them), and opens with the map's
+    most even stone."""
+    from descent.search_cy.games.hex_swap import shipped_swap_map
+
+    m = shipped_swap_map()
+    cells = [f"{'abcdefghijk'[c % 11]}{c // 11 + 1}" for c in range(121)]
+    swapped = next(cells[c] for c in range(121) if m.swaps(11, c))
+    kept = next(cells[c] for c in range(121) if m.swaps(11, c) is False)
+    opening = m.opening(11)
+    assert opening is not None
+    engine = descent()
+    try:
+        for line in ("boardsize 11", "param_game allow_swap 1",
+                     "param_descent move_time 0.2"):
+            assert engine.ask(line) == "= "
+        assert engine.ask("genmove b") == f"= {cells[opening]}"
+        assert engine.ask("clear_board") == "= "
+        assert engine.ask(f"play b {swapped}") == "= "
+        assert engine.ask("genmove w") == "= swap-pieces"
+        assert engine.ask("clear_board") == "= "
+        assert engine.ask(f"play b {kept}") == "= "
+        assert re.fullmatch(r"= [a-k]([1-9]|1[01])", engine.ask("genmove w"))
+    finally:
+        assert engine.close() == 0
+
+
 def test_undo_of_the_swap_restores_the_orientation() -> None:
     engine = descent()
     try:

@@ -5,6 +5,7 @@ from typing import Any
 from typing_extensions import disjoint_base
 
 from descent.search_cy.games.hex import HexState
+from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
@@ -30,10 +31,11 @@ class RaveSearch:
     progressive_bias: float
     prune_ratio: float
     pattern_weights: Any
+    swap_map: SwapMap | None
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
-                 pattern_weights: Any = ...) -> None: ...
+                 pattern_weights: Any = ..., swap_map: Any = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

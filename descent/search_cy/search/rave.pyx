@@ -21,6 +21,11 @@ of the best are skipped until every other child is proven lost (they never count
 proof). The swap, which no playout plays and so has no AMAF statistics, starts with a
 few virtual AMAF visits at even odds.
 
+The swap map (``games/hex_swap.py``, MoHex's swap table measured by self-play): where it
+covers the board size, the second player swaps at once the first stones it says to swap
+and otherwise searches without the swap, and under the swap rule the first player opens
+at once with the map's most even stone (``stop_reason`` "book" for both).
+
 Proven results back up as in an MCTS-Solver: a node where the last move connected is a
 loss for the player to move; a node with a child lost for the opponent is won; a node
 whose children are all won for the opponent is lost. A proven root stops the search.
@@ -52,6 +57,7 @@ from descent.search_cy.search.evaluator cimport (
     Evaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
 from descent.search_cy.games.hex_patterns import shipped_weights
+from descent.search_cy.games.hex_swap import shipped_swap_map
 from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
@@ -122,6 +128,7 @@ cdef class _Tree:
     cdef int8_t* root_board
     cdef int root_side, root_first    # root_first: Black's stone the swap moves, else -1
     cdef bint root_swap
+    cdef bint swap_off                # the swap map says not to swap: no swap child
     cdef int8_t* board
     cdef int16_t* emp
     cdef int16_t* epos
@@ -329,7 +336,7 @@ cdef class _Tree:
         for i in range(self.ncells):
             self.root_board[i] = s.cells[i]
         self.root_side = s.side
-        self.root_swap = s.c_swap_legal()
+        self.root_swap = s.c_swap_legal() and not self.swap_off
         self.root_first = s.hist_action[0] if self.root_swap else -1
         self.root_last = -1
         if s.nhist > 0 and s.hist_action[s.nhist - 1] < self.ncells:
@@ -734,11 +741,13 @@ cdef class RaveSearch:
     cdef public double K, exploration, progressive_bias, prune_ratio
     cdef public int expand_at, know_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
+    cdef public object swap_map         # a SwapMap, or None: the search decides the swap
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
                  int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
-                 double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED):
+                 double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED,
+                 swap_map=SHIPPED):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -763,14 +772,29 @@ cdef class RaveSearch:
         self.prune_ratio = prune_ratio
         self.pattern_weights = shipped_weights() if pattern_weights is SHIPPED \
             else pattern_weights
+        self.swap_map = shipped_swap_map() if swap_map is SHIPPED else swap_map
 
     def clear(self) -> None:
         """Forgets the trees (a new game)."""
         self.trees = []
         self.history = None
 
+    def _book(self, HexState s) -> int:
+        """The swap map's move for ``s``: the swap, or the opening under the swap rule;
+        -1 when it has none (the search decides)."""
+        if self.swap_map is None:
+            return -1
+        if s.c_swap_legal():
+            return s.ncells if self.swap_map.swaps(s.n, s.hist_action[0]) else -1
+        if s.swap_rule and s.nhist == 0 and s.n_empty == s.ncells:
+            opening = self.swap_map.opening(s.n)
+            return -1 if opening is None else opening
+        return -1
+
     def _trees_for(self, HexState s):
         cdef _Tree t
+        cdef bint swap_off = self.swap_map is not None and s.c_swap_legal() \
+            and self.swap_map.swaps(s.n, s.hist_action[0]) is False
         cdef int threads = self.params.threads
         cdef long long budget = (<long long>self.params.hash_mb << 20) // threads
         history = s.history()
@@ -807,6 +831,7 @@ cdef class RaveSearch:
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat
+            t.swap_off = swap_off
             if path is None or not t.reuse(s, path):
                 t.reset(s)
         return self.trees
@@ -823,6 +848,9 @@ cdef class RaveSearch:
         cdef HexState s = <HexState>state
         if s.c_terminal():
             raise ValueError("cannot search a terminal state")
+        book = self._book(s)
+        if book >= 0:
+            return self._book_result(s, book, stopper)
         trees = self._trees_for(s)
         cdef _Tree main = <_Tree>trees[0]
         cdef int k
@@ -857,6 +885,21 @@ cdef class RaveSearch:
             for h in helpers:
                 h.join()
         return self._result(stopper)
+
+    def _book_result(self, HexState s, int action, Stopper stopper):
+        """The swap map's move, played without a search; its value is Black's score of
+        the first stone (after the swap, White owns it)."""
+        cdef int first = s.hist_action[0] if action == s.ncells else action
+        score = self.swap_map.black_score(s.n, first)
+        value = 2.0 * score - 1.0
+        if action == s.ncells:
+            value = -value
+        stopper.c_start()
+        stopper.c_finish(STOP_RESOLVED)
+        return SearchResult(
+            action=action, value=value, pv=[action], nodes=0, iterations=0, depth=0,
+            time=stopper.elapsed, stop_reason="book", resolved=False, evaluations=0,
+            children=[ChildStat(action, value, 0, False, None)])
 
     def _result(self, Stopper stopper):
         cdef _Tree t0 = <_Tree>self.trees[0]

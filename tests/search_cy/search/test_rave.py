@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
@@ -177,12 +178,52 @@ def test_two_threads_sum_their_trees() -> None:
 
 def test_the_swap_is_searched_at_the_second_ply() -> None:
     state = position("hex(size=5,swap=true)", ["c3"])     # the centre: swapping wins
-    result = rave(seed=1).run(state, Stopper(iterations=20000))
+    search = rave(seed=1)
+    search.swap_map = None                 # the search, not the map, decides
+    result = search.run(state, Stopper(iterations=20000))
     swap = state.string_to_action("swap")
     assert swap in [c.action for c in result.children]
     assert result.action == swap
     fresh = position("hex(size=5,swap=true)", ["c3", "swap"])
     assert fresh.current_player() == 0
+
+
+def five_map(black_wins: dict[int, int]) -> SwapMap:
+    """A 5x5 swap map with 10 games a first stone: Black's wins as given, else 5."""
+    cells = range(13)
+    return SwapMap({"5": {"games": {str(c): 10 for c in cells},
+                          "black_wins": {str(c): black_wins.get(c, 5) for c in cells}}})
+
+
+def test_the_swap_map_decides_the_swap_and_the_opening() -> None:
+    search = rave(seed=1)
+    search.swap_map = five_map({0: 2, 7: 9})
+    swap = 25
+    # a first stone the map swaps: the swap at once, valued from White's side
+    state = position("hex(size=5,swap=true)", ["c2"])      # cell 7
+    result = search.run(state, Stopper(iterations=20000))
+    assert (result.action, result.stop_reason, result.iterations) == (swap, "book", 0)
+    assert result.value == pytest.approx(-0.8)
+    # its half turn (cell 17) is the same stone
+    assert search.run(position("hex(size=5,swap=true)", ["c4"]),
+                      Stopper(iterations=10)).action == swap
+    # a stone the map keeps (even centre included): searched, and the swap is no child
+    for first in ("a1", "c3"):
+        state = position("hex(size=5,swap=true)", [first])
+        result = search.run(state, Stopper(iterations=2000))
+        assert result.stop_reason == "iterations"
+        assert swap not in [c.action for c in result.children]
+        assert result.action != swap and result.action in state.legal_actions()
+    # the opening under the swap rule: the stone nearest one half (ties: smaller cell)
+    search.swap_map = five_map({c: 9 for c in range(13)} | {3: 4, 11: 6})
+    empty = make_game("hex(size=5,swap=true)").new_initial_state()
+    result = search.run(empty, Stopper(iterations=100))
+    assert (result.action, result.stop_reason) == (3, "book")
+    # without the swap rule, or without a map of the size, the search plays
+    assert rave(seed=1).run(make_game("hex(size=5)").new_initial_state(),
+                            Stopper(iterations=100)).stop_reason == "iterations"
+    search.swap_map = SwapMap({})
+    assert search.run(empty, Stopper(iterations=100)).stop_reason == "iterations"
 
 
 def test_limits_stop_and_errors() -> None:
