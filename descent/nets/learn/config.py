@@ -86,6 +86,9 @@ class SelfPlayConfig:
     #                               evaluator for an mlp, else onnxruntime) | onnxruntime
     #                               | torch (the only one with device = cuda)
     device: str = "cpu"           # the workers' device: cpu | cuda (one context each)
+    batch_games: int = 1          # games a worker plays at once, their network calls
+    #                               gathered into one backend call (batched self-play;
+    #                               the games are the same as one at a time)
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,11 @@ def validate(cfg: TrainConfig) -> None:
         _fail("selfplay.temperature must be > 0")
     if sp.workers < 0:
         _fail("selfplay.workers must be >= 0 (0: games in the trainer's process)")
+    if sp.batch_games < 1:
+        _fail("selfplay.batch_games must be >= 1")
+    if sp.batch_games > 1 and not sp.workers:
+        _fail("selfplay.batch_games plays a worker's games together: it needs "
+              "selfplay.workers >= 1 (each game then draws from its own generator)")
     if sp.backend not in ("auto", "onnxruntime", "torch") or sp.device not in ("cpu", "cuda"):
         _fail("selfplay.backend must be auto, onnxruntime or torch, selfplay.device cpu "
               "or cuda")

@@ -15,6 +15,14 @@ So N = 1 and N = 8 give the same data, the same network and the same metrics, an
 resumed run continues as an unbroken one. ``workers = 0`` (the default) plays the games
 in the trainer's process and draws them from the run's generator, as runs did before.
 
+Batched self-play (``selfplay.batch_games = B``): a worker plays B games of a task at
+once, one thread each, and their searches' network calls meet in one ``BatchGatherer``
+(search/gather.py), which runs the backend once on all the waiting batches: a GPU, or
+ONNX Runtime on a small network, sees batches of hundreds of positions instead of one
+node's children. A game's search sees exactly the values it would see alone (the batch
+only groups the calls), so the games are the same for any B. No call waits for the
+others: while one backend call runs, the calls that arrive queue for the next.
+
 A worker values positions as the trainer's own self-play does: an mlp network with the C
 evaluator inside the search (nets.backends.native), any other through an ONNX Runtime
 session of the network's weights on one thread; ``selfplay.backend = "torch"`` with
@@ -51,6 +59,8 @@ from descent.nets.modelfile import LoadedModel
 
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
 GAME_STREAM = 0x5E1F9A7E      # tells a game's generator apart from other seeded streams
+GATHER_WAIT = 0.0             # batched self-play: a call never waits for the other games'
+#                               (while one backend call runs, the others queue for the next)
 
 
 def game_rng(seed: int, number: int) -> np.random.Generator:
@@ -102,13 +112,14 @@ class _Player:
         self.game = make_game(cfg.game)
         self.prototype = self.game.new_initial_state()
         sp = cfg.selfplay
-        reinforcement = reinforcement_for(self.prototype, sp.heuristic, sp.max_plies)
+        self.reinforcement = reinforcement_for(self.prototype, sp.heuristic, sp.max_plies)
         self.heuristic = heuristic_for(self.prototype)
         # the evaluator is set per game (the heuristic for warm-start games)
-        self.selfplayer = SelfPlayer(self.game, sp, reinforcement, self.heuristic,
+        self.selfplayer = SelfPlayer(self.game, sp, self.reinforcement, self.heuristic,
                                      symmetries=cfg.data.symmetries)
         self.network: Any = None
         self.counter: Any = None
+        self.function: Any = None     # the batch function (None on the native backend)
         self.sha = ""
 
     def use(self, model: LoadedModel) -> None:
@@ -119,6 +130,7 @@ class _Player:
             from descent.nets.backends.native import mlp_evaluator
 
             self.network = self.counter = mlp_evaluator(model, self.prototype)
+            self.function = None
         else:
             from descent.nets.backends import make_backend
             from descent.nets.evaluator import NetworkFunction, network_evaluator
@@ -127,7 +139,7 @@ class _Player:
             function = NetworkFunction(
                 model, make_backend(name, model, device=sp.device, threads=1))
             self.network = network_evaluator(function, self.prototype)
-            self.counter = function
+            self.counter = self.function = function
         self.sha = model.weights_sha256
 
     def counts(self) -> tuple[int, int]:
@@ -143,8 +155,13 @@ class _Player:
         cfg = self.cfg
         if model is not None:
             self.use(model)
-        out = []
+        out: dict[int, PlayedGame] = {}
+        together = [n for n in numbers if n >= cfg.selfplay.bootstrap_games]
+        if cfg.selfplay.batch_games > 1 and self.function is not None and len(together) > 1:
+            out.update(self._play_together(together, epsilon))
         for number in numbers:
+            if number in out:
+                continue
             warm = number < cfg.selfplay.bootstrap_games
             if not warm and self.network is None:
                 raise ValueError(f"self-play game {number} needs the network's weights")
@@ -153,8 +170,66 @@ class _Player:
             record = self.selfplayer.play(game_rng(cfg.seed, number), epsilon,
                                           search_seed(cfg.seed, number))
             after = self.counts()
-            out.append(PlayedGame(record, after[0] - before[0], after[1] - before[1]))
+            out[number] = PlayedGame(record, after[0] - before[0], after[1] - before[1])
+        return [out[number] for number in numbers]
+
+    def _play_together(self, numbers: Sequence[int], epsilon: float) -> dict[int, PlayedGame]:
+        """Games ``numbers`` played at once, ``batch_games`` at a time, one thread each,
+        their network calls gathered. Blocks."""
+        from descent.nets.learn.selfplay import SelfPlayer
+        from descent.search_cy.search.gather import BatchGatherer
+
+        cfg = self.cfg
+        out: dict[int, PlayedGame] = {}
+        size = cfg.selfplay.batch_games
+        for start in range(0, len(numbers), size):
+            group = list(numbers[start:start + size])
+            gatherer = BatchGatherer(self.function, threads=len(group), wait=GATHER_WAIT)
+            counted = {n: _Counted(gatherer) for n in group}
+            records: dict[int, Any] = {}
+            errors: list[BaseException] = []
+
+            def game(number: int, gatherer: BatchGatherer = gatherer,
+                     counted: dict[int, _Counted] = counted,
+                     records: dict[int, Any] = records,
+                     errors: list[BaseException] = errors) -> None:
+                try:
+                    player = SelfPlayer(self.game, cfg.selfplay, self.reinforcement,
+                                        self.network.spawn(counted[number]),
+                                        symmetries=cfg.data.symmetries)
+                    records[number] = player.play(game_rng(cfg.seed, number), epsilon,
+                                                  search_seed(cfg.seed, number))
+                except BaseException as exc:
+                    errors.append(exc)
+                finally:
+                    gatherer.leave()
+
+            threads = [threading.Thread(target=game, args=(n,), name=f"selfplay-{n}")
+                       for n in group]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+            # the group's backend calls, shared out evenly among its games
+            calls, share = divmod(gatherer.calls, len(group))
+            for i, number in enumerate(group):
+                out[number] = PlayedGame(records[number], counted[number].positions,
+                                         calls + (1 if i < share else 0))
         return out
+
+
+class _Counted:
+    """A game's share of a gathered batch function: the positions it sent."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.positions = 0
+
+    def __call__(self, batch: npt.NDArray[np.float32]) -> Any:
+        self.positions += int(batch.shape[0])
+        return self.fn(batch)
 
 
 _PLAYER: _Player | None = None
@@ -217,6 +292,9 @@ class SelfPlayPool:
         # a few tasks per worker even out games of different lengths; each task carries
         # the weights (a worker rebuilds its evaluator only when they change)
         size = max(1, -(-count // (4 * self.workers)))
+        if self.cfg.selfplay.batch_games > 1:
+            # a task is the games a worker plays together
+            size = max(1, min(self.cfg.selfplay.batch_games, -(-count // self.workers)))
         tasks = [list(range(start, min(start + size, first + count)))
                  for start in range(first, first + count, size)]
         futures = [self.executor.submit(_play_task, numbers, epsilon, model)

@@ -8,7 +8,9 @@ call running becomes the leader once every thread is waiting or ``wait`` seconds
 passed since the oldest waiting call; it runs the function once on all the waiting
 batches, concatenated, and hands each caller its slice. On a CPU backend the threads'
 own calls, run side by side, are faster: the search gathers only when told to
-(``SearchParams.gather``).
+(``SearchParams.gather``). Batched self-play (nets/learn/workers.py) shares one among the
+games a worker plays at once, each game's thread calling it until its game ends
+(``leave``).
 """
 
 from __future__ import annotations
@@ -73,6 +75,13 @@ class BatchGatherer:
             raise request.error
         assert request.result is not None
         return request.result
+
+    def leave(self) -> None:
+        """One caller is done for good (a self-play game that ended): the leader no
+        longer waits for it."""
+        with self._cond:
+            self.threads = max(1, self.threads - 1)
+            self._cond.notify_all()
 
     def _lead(self) -> None:
         """Runs ``fn`` on every pending batch (called with the condition held; released

@@ -95,6 +95,32 @@ def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
         assert np.array_equal(a.record.values, b.record.values)
 
 
+def test_batched_self_play_plays_the_same_games() -> None:
+    """Games played together, their network calls gathered into shared backend calls,
+    are the games played one at a time: the batch only groups the evaluations."""
+    from descent.nets.learn.network import Learner
+    from descent.nets.learn.workers import _Player
+
+    cfg = tiny_config("hex(size=4)", selfplay__workers=1, selfplay__iterations=30,
+                      selfplay__eps_start=0.5)
+    model = Learner(_game(cfg), "tiny", _reinforcement(cfg), seed=5).current_model()
+    alone = _Player(cfg).play([20, 21, 22, 23, 24], 0.5, model)
+    player = _Player(cfg.with_overrides(selfplay__batch_games=3))
+    together = player.play([20, 21, 22, 23, 24], 0.5, model)
+    for a, b in zip(alone, together, strict=True):
+        assert a.record.actions == b.record.actions
+        assert np.array_equal(a.record.planes, b.record.planes)
+        assert np.array_equal(a.record.values, b.record.values)
+        assert a.positions == b.positions > 0
+    # fewer, larger backend calls
+    assert sum(g.batches for g in together) < sum(g.batches for g in alone)
+    assert len({tuple(g.record.actions) for g in together}) > 1
+    from descent.nets.learn.config import validate
+
+    with pytest.raises(ValueError, match="batch_games"):
+        validate(cfg.with_overrides(selfplay__workers=0, selfplay__batch_games=2))
+
+
 def test_the_workers_may_change_on_resume_and_to_none_is_recorded(tmp_path: Path) -> None:
     whole = Trainer(_hex(selfplay__workers=2), tmp_path / "whole")
     whole.run()

@@ -302,6 +302,22 @@ def test_a_lone_caller_waits_no_longer_than_the_gatherers_wait() -> None:
     assert gatherer.calls == 1
 
 
+def test_callers_that_left_are_not_waited_for() -> None:
+    # four callers expected, three left for good (their games ended): the last caller's
+    # call runs at once, not after the long wait
+    gatherer = BatchGatherer(tanh_network, threads=4, wait=60.0)
+    for _ in range(3):
+        gatherer.leave()
+    state = make_game("hex(size=3)").new_initial_state()
+    batch = np.zeros((2, *state.encoding_shape), dtype=np.float32)
+    done: list[npt.NDArray[np.float64]] = []
+    caller = threading.Thread(target=lambda: done.append(gatherer(batch)), daemon=True)
+    caller.start()
+    caller.join(timeout=30.0)
+    assert done and np.array_equal(done[0], tanh_network(batch))
+    assert gatherer.threads == 1
+
+
 def test_an_error_reaches_every_caller_of_the_batch() -> None:
     def broken(batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         raise RuntimeError("device lost")
