@@ -9,9 +9,10 @@ of ``rave`` against itself at a fixed number of simulations a move from the posi
 after it and writes one JSON line a game; ``build`` counts Black's wins per stone into
 the map the engine ships (``descent/search_cy/games/hex_swap.json``)::
 
-    descent swapmap selfplay nets/swap/hex11-first-stones.jsonl --size 11 --games 48 \
-        --sims 2000 --seed 1 -j 2
-    descent swapmap build nets/swap/hex11-first-stones.jsonl descent/search_cy/games/hex_swap.json
+    descent swapmap selfplay hex11-first-stones.jsonl --size 11 --games 48 \
+        --sims 2000 --seed 1 -j 2        # then xz it into nets/swap/
+    descent swapmap build nets/swap/hex11-first-stones.jsonl.xz \
+        nets/swap/hex9-first-stones.jsonl.xz descent/search_cy/games/hex_swap.json
 
 The engine swaps a first stone whose Black score is above one half, and under the swap
 rule opens with the stone whose score is nearest one half (the one that leaves the

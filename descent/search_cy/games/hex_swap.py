@@ -7,8 +7,8 @@ above one half is worth more than a move, so the second player swaps it; the fir
 player, who knows that, opens with the stone whose score is nearest one half: whichever
 the opponent then chooses, it is left the least.
 
-The shipped map is ``hex_swap.json`` beside this module (RESULTS.md, thirteenth session,
-says how it was played).
+The shipped map is ``hex_swap.json`` beside this module: 9x9 and 11x11, built from the
+records in ``nets/swap/`` (RESULTS.md, thirteenth session, says how they were played).
 """
 
 from __future__ import annotations

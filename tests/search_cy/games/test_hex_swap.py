@@ -45,10 +45,11 @@ def test_bad_maps_are_refused_by_name(tmp_path: Path) -> None:
             SwapMap.load(bad)
 
 
-def test_the_shipped_map_covers_eleven() -> None:
+def test_the_shipped_map_covers_nine_and_eleven() -> None:
     m = shipped_swap_map()
-    assert 11 in m.sizes()
-    assert all(m.swaps(11, c) is not None for c in range(121))
+    assert {9, 11} <= set(m.sizes())
+    assert all(m.swaps(n, c) is not None for n in (9, 11) for c in range(n * n))
+    assert m.swaps(9, 40) is True             # the 9x9 centre
     assert m.swaps(11, 60) is True            # the centre: the first player's best stone
     opening = m.opening(11)
     assert opening is not None and m.swaps(11, opening) is False
