@@ -26,7 +26,7 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,19 +89,47 @@ def selfplay(out: Path, games: int, sims: int, seed: int, size: int, jobs: int =
     """Appends ``games`` records to ``out``, each written as soon as it ends; with
     ``jobs`` > 1 the games are played in that many processes (game i has seed
     ``seed * 1000 + i`` either way, so the records do not depend on ``jobs``)."""
-    tasks = [(1, sims, seed * 1000 + i, size) for i in range(games)]
+    append_games(out, _play_one, [(1, sims, seed * 1000 + i, size) for i in range(games)],
+                 jobs)
+
+
+def append_games(out: Path, play: Callable[[Any], dict[str, Any]], tasks: Sequence[Any],
+                 jobs: int = 1, chunksize: int = 1) -> None:
+    """Appends ``play(task)`` of every task to the JSONL file ``out``, each line written
+    when its game ends; ``jobs`` > 1 plays them in that many processes (``play`` must be
+    a module-level function)."""
     with open(out, "a") as f:
         if jobs <= 1:
             for task in tasks:
-                f.write(json.dumps(_play_one(task)) + "\n")
+                f.write(json.dumps(play(task)) + "\n")
                 f.flush()
             return
         import multiprocessing
 
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            for record in pool.imap_unordered(_play_one, tasks):
+            for record in pool.imap_unordered(play, tasks, chunksize=chunksize):
                 f.write(json.dumps(record) + "\n")
                 f.flush()
+
+
+def check_selfplay_arguments(args: argparse.Namespace) -> None:
+    """ValueError unless the ``selfplay`` arguments make sense."""
+    if args.games < 1 or args.sims < 1 or args.jobs < 1 or not 2 <= args.size <= 25:
+        raise ValueError("selfplay needs games, sims and jobs >= 1 and a size in 2..25")
+
+
+def selfplay_arguments(sub: Any, help_text: str, games: int, sims: int,
+                       games_help: str) -> argparse.ArgumentParser:
+    """The ``selfplay`` subcommand's parser with the arguments every self-play tool
+    takes (out, --size, --games, --sims, --seed, -j)."""
+    s: argparse.ArgumentParser = sub.add_parser("selfplay", help=help_text)
+    s.add_argument("out", type=Path, help="JSONL file to append to")
+    s.add_argument("--size", type=int, default=11)
+    s.add_argument("--games", type=int, default=games, help=games_help)
+    s.add_argument("--sims", type=int, default=sims, help="simulations a move")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
+    return s
 
 
 def read_jsonl(paths: Iterable[Path]) -> Iterator[tuple[Path, int, Any]]:
@@ -218,13 +246,8 @@ def top1(data: Dataset, gamma: np.ndarray) -> float:
 
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    s = sub.add_parser("selfplay", help="rave self-play records with root visits (JSONL)")
-    s.add_argument("out", type=Path, help="JSONL file to append to")
-    s.add_argument("--games", type=int, default=100)
-    s.add_argument("--sims", type=int, default=10000, help="simulations a move")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--size", type=int, default=11)
-    s.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
+    selfplay_arguments(sub, "rave self-play records with root visits (JSONL)", 100, 10000,
+                       "games to play")
     f = sub.add_parser("fit", help="fit the pattern gammas on records (MM)")
     f.add_argument("records", type=Path, nargs="+", help="JSONL files of selfplay")
     f.add_argument("out", type=Path, help="weights file to write (.npz)")
@@ -237,8 +260,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "selfplay":
-        if args.games < 1 or args.sims < 1 or args.jobs < 1 or not 2 <= args.size <= 25:
-            raise ValueError("selfplay needs games, sims and jobs >= 1 and a size in 2..25")
+        check_selfplay_arguments(args)
         selfplay(args.out, args.games, args.sims, args.seed, args.size, args.jobs)
         return 0
     from descent.search_cy.games.hex_patterns import save_weights

@@ -30,7 +30,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from descent.tools.patterns import read_jsonl
+from descent.tools.patterns import (
+    append_games,
+    check_selfplay_arguments,
+    read_jsonl,
+    selfplay_arguments,
+)
 
 
 def first_stones(size: int) -> list[int]:
@@ -72,20 +77,7 @@ def tasks(size: int, games: int, sims: int, seed: int) -> list[tuple[int, int, i
 def selfplay(out: Path, size: int, games: int, sims: int, seed: int, jobs: int = 1) -> None:
     """Appends ``games`` games for every first stone of ``size`` to ``out``, each line
     written when its game ends (the records do not depend on ``jobs``)."""
-    todo = tasks(size, games, sims, seed)
-    with open(out, "a") as f:
-        if jobs <= 1:
-            results: Iterable[dict[str, Any]] = map(_play, todo)
-            for record in results:
-                f.write(json.dumps(record) + "\n")
-                f.flush()
-            return
-        import multiprocessing
-
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            for record in pool.imap_unordered(_play, todo, chunksize=4):
-                f.write(json.dumps(record) + "\n")
-                f.flush()
+    append_games(out, _play, tasks(size, games, sims, seed), jobs, chunksize=4)
 
 
 def _records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
@@ -123,13 +115,8 @@ def build(paths: Iterable[Path]) -> dict[str, Any]:
 
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    s = sub.add_parser("selfplay", help="rave self-play games from every first stone (JSONL)")
-    s.add_argument("out", type=Path, help="JSONL file to append to")
-    s.add_argument("--size", type=int, default=11)
-    s.add_argument("--games", type=int, default=48, help="games for every first stone")
-    s.add_argument("--sims", type=int, default=2000, help="simulations a move")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
+    selfplay_arguments(sub, "rave self-play games from every first stone (JSONL)", 48, 2000,
+                       "games for every first stone")
     b = sub.add_parser("build", help="the swap map (JSON) of first-stone records")
     b.add_argument("records", type=Path, nargs="+", help="JSONL files of selfplay")
     b.add_argument("out", type=Path, help="swap map to write (.json)")
@@ -137,8 +124,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "selfplay":
-        if args.games < 1 or args.sims < 1 or args.jobs < 1 or not 2 <= args.size <= 25:
-            raise ValueError("selfplay needs games, sims and jobs >= 1 and a size in 2..25")
+        check_selfplay_arguments(args)
         selfplay(args.out, args.size, args.games, args.sims, args.seed, args.jobs)
         return 0
     swap_map = build(args.records)
