@@ -119,7 +119,6 @@ class _Player:
                                      symmetries=cfg.data.symmetries)
         self.network: Any = None
         self.counter: Any = None
-        self.function: Any = None     # the batch function (None on the native backend)
         self.sha = ""
 
     def use(self, model: LoadedModel) -> None:
@@ -130,7 +129,6 @@ class _Player:
             from descent.nets.backends.native import mlp_evaluator
 
             self.network = self.counter = mlp_evaluator(model, self.prototype)
-            self.function = None
         else:
             from descent.nets.backends import make_backend
             from descent.nets.evaluator import NetworkFunction, network_evaluator
@@ -139,8 +137,15 @@ class _Player:
             function = NetworkFunction(
                 model, make_backend(name, model, device=sp.device, threads=1))
             self.network = network_evaluator(function, self.prototype)
-            self.counter = self.function = function
+            self.counter = function
         self.sha = model.weights_sha256
+
+    @property
+    def function(self) -> Any:
+        """The network's batch function, or None on the native backend (no batches)."""
+        from descent.nets.evaluator import NetworkFunction
+
+        return self.counter if isinstance(self.counter, NetworkFunction) else None
 
     def counts(self) -> tuple[int, int]:
         if self.counter is None:

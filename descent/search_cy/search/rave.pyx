@@ -779,22 +779,21 @@ cdef class RaveSearch:
         self.trees = []
         self.history = None
 
-    def _book(self, HexState s) -> int:
-        """The swap map's move for ``s``: the swap, or the opening under the swap rule;
-        -1 when it has none (the search decides)."""
+    def _book(self, HexState s) -> tuple:
+        """The swap map's word on ``s``: (its move, -1 when it has none and the search
+        decides; whether the search leaves the swap out, the map keeping the stone)."""
         if self.swap_map is None:
-            return -1
+            return -1, False
         if s.c_swap_legal():
-            return s.ncells if self.swap_map.swaps(s.n, s.hist_action[0]) else -1
+            swaps = self.swap_map.swaps(s.n, s.hist_action[0])
+            return (s.ncells if swaps else -1), swaps is False
         if s.swap_rule and s.nhist == 0 and s.n_empty == s.ncells:
             opening = self.swap_map.opening(s.n)
-            return -1 if opening is None else opening
-        return -1
+            return (-1 if opening is None else opening), False
+        return -1, False
 
-    def _trees_for(self, HexState s):
+    def _trees_for(self, HexState s, bint swap_off):
         cdef _Tree t
-        cdef bint swap_off = self.swap_map is not None and s.c_swap_legal() \
-            and self.swap_map.swaps(s.n, s.hist_action[0]) is False
         cdef int threads = self.params.threads
         cdef long long budget = (<long long>self.params.hash_mb << 20) // threads
         history = s.history()
@@ -848,10 +847,10 @@ cdef class RaveSearch:
         cdef HexState s = <HexState>state
         if s.c_terminal():
             raise ValueError("cannot search a terminal state")
-        book = self._book(s)
+        book, swap_off = self._book(s)
         if book >= 0:
             return self._book_result(s, book, stopper)
-        trees = self._trees_for(s)
+        trees = self._trees_for(s, swap_off)
         cdef _Tree main = <_Tree>trees[0]
         cdef int k
         cdef long long sims, moves
