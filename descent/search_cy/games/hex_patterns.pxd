@@ -1,5 +1,5 @@
 # cython: language_level=3
-from libc.stdint cimport int8_t
+from libc.stdint cimport int8_t, int32_t
 
 cdef enum:
     PATTERN_POINTS = 12        # the six neighbours, then the six bridge points
@@ -17,3 +17,5 @@ cdef class HexPatterns:
     cdef int c_key(self, const int8_t* board, int cell, int side) noexcept nogil
     cdef int c_local(self, int cell, int last) noexcept nogil
     cdef double c_gamma(self, const int8_t* board, int cell, int side, int last) noexcept nogil
+    cdef void c_readings(self, const int8_t* board, int cell, int side, int32_t* ab) noexcept nogil
+    cdef void c_moved(self, int j, int side, int colour, int32_t* ab) noexcept nogil

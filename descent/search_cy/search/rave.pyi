@@ -17,6 +17,8 @@ DEFAULT_EXPAND: int
 DEFAULT_KNOW_AT: int
 DEFAULT_PROGRESSIVE_BIAS: float
 DEFAULT_PRUNE_RATIO: float
+DEFAULT_INFERIOR: bool
+DEFAULT_PLAYOUT_GAMMA_CAP: float
 SHIPPED: object
 
 @disjoint_base
@@ -32,12 +34,21 @@ class RaveSearch:
     prune_ratio: float
     pattern_weights: Any
     swap_map: SwapMap | None
+    inferior: bool
+    playout_gamma_cap: float
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
-                 pattern_weights: Any = ..., swap_map: Any = ...) -> None: ...
+                 pattern_weights: Any = ..., swap_map: Any = ...,
+                 inferior: bool = ..., playout_gamma_cap: float = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 
 def bridge_reply(state: HexState, last: int, player: int, seed: int = 0) -> int: ...
 def playout(state: HexState, seed: int) -> tuple[list[int], bool]: ...
+def pattern_weights_followed(
+    state: HexState, moves: list[int], weights: Any, cap: float
+) -> tuple[tuple[list[float], list[float], float, float],
+           tuple[list[float], list[float], float, float]]: ...
+def pattern_draws(state: HexState, weights: Any, cap: float, draws: int,
+                  seed: int) -> list[int]: ...

@@ -21,6 +21,11 @@ of the best are skipped until every other child is proven lost (they never count
 proof). The swap, which no playout plays and so has no AMAF statistics, starts with a
 few virtual AMAF visits at even odds.
 
+Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
+cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
+and the mover's vulnerable cells get no child worth searching (``INFERIOR``): a best move
+is always among the others, so they never count against a proof either.
+
 The swap map (``games/hex_swap.py``, MoHex's swap table measured by self-play): where it
 covers the board size, the second player swaps at once the first stones it says to swap
 and otherwise searches without the swap, and under the swap rule the first player opens
@@ -50,7 +55,8 @@ from libc.string cimport memcpy
 from libc.math cimport sqrt, log
 
 from descent.search_cy.games.hex cimport HexState
-from descent.search_cy.games.hex_patterns cimport HexPatterns
+from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
+from descent.search_cy.games.hex_inferior cimport HexInferior, INF_KEEP
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
@@ -72,6 +78,7 @@ cdef enum:
     SWAP_RAVE = 8         # virtual AMAF visits of the swap (at even odds)
     LOST_BY_KNOWLEDGE = 1 # a child proven to lose by the evaluator's knowledge (mustplay)
     SKIPPED_BY_PRIOR = 2  # a child the prior leaves out (prior pruning), not proven
+    INFERIOR = 3          # an inferior cell (dead, captured or vulnerable): never searched
 
 # the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
 cdef int RDR[6]
@@ -86,13 +93,15 @@ DEFAULT_EXPAND = 2
 DEFAULT_KNOW_AT = 20
 DEFAULT_PROGRESSIVE_BIAS = 2.5
 DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of the best
+DEFAULT_INFERIOR = True           # inferior-cell pruning at expansion
+DEFAULT_PLAYOUT_GAMMA_CAP = 0.0   # pattern playouts: the largest gamma (0: uniform playouts)
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
 cdef struct Child:
     int32_t node          # index of the child's node, -1 before it is created
     int16_t move          # cell, or ncells for the swap
-    int16_t pruned        # LOST_BY_KNOWLEDGE or SKIPPED_BY_PRIOR, else 0
+    int16_t pruned        # LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR or INFERIOR, else 0
     int32_t n, w          # visits and wins of the player to move at the parent
     int32_t rn, rw        # AMAF visits and wins
     float prior           # the patterns' probability of the move (1/count without them)
@@ -139,6 +148,19 @@ cdef class _Tree:
     cdef uint64_t rng
     cdef double K, c_uct, c_pb, prune_ratio
     cdef HexPatterns pat              # the move prior's patterns, or None
+    cdef HexInferior inferior         # the inferior-cell analysis at expansion, or None
+    cdef bint pp                      # pattern playouts (needs pat)
+    cdef double pp_cap                # their largest gamma
+    cdef int nblk                     # blocks of 16 cells in the weight sums
+    cdef int32_t* pkey                # per cell and player to move: both pattern readings
+    cdef float* pw                    # per player to move and cell: its playout weight
+    cdef double* pblk                 # per player to move and block: the weights' sum
+    cdef double ptot[2]
+    cdef int32_t* root_pkey           # the same at the root, copied before each simulation
+    cdef float* root_pw
+    cdef double* root_pblk
+    cdef double root_ptot[2]
+    cdef int8_t* labels               # its labels of the node being expanded
     cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
@@ -164,6 +186,17 @@ cdef class _Tree:
         self.stack = <int16_t*>malloc(self.ncells * sizeof(int16_t))
         self.seen = <int8_t*>malloc(self.ncells)
         self.keep = <int8_t*>malloc(self.ncells + 2)
+        self.labels = <int8_t*>malloc(self.ncells)
+        self.inferior = None
+        self.pp = False
+        self.pp_cap = 0.0
+        self.nblk = (self.ncells + 15) >> 4
+        self.pkey = <int32_t*>malloc(4 * self.ncells * sizeof(int32_t))
+        self.root_pkey = <int32_t*>malloc(4 * self.ncells * sizeof(int32_t))
+        self.pw = <float*>malloc(2 * self.ncells * sizeof(float))
+        self.root_pw = <float*>malloc(2 * self.ncells * sizeof(float))
+        self.pblk = <double*>malloc(2 * self.nblk * sizeof(double))
+        self.root_pblk = <double*>malloc(2 * self.nblk * sizeof(double))
         self.know = None
         self.pos = None
         self.know_at = DEFAULT_KNOW_AT
@@ -171,7 +204,9 @@ cdef class _Tree:
         self.c_pb = 0.0
         self.prune_ratio = 0.0
         self.root_last = -1
-        if (not self.keep or not self.nodes or not self.children or not self.ring
+        if (not self.keep or not self.labels or not self.pkey or not self.root_pkey
+                or not self.pw or not self.root_pw or not self.pblk or not self.root_pblk
+                or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
                 or not self.seen):
             raise MemoryError()
@@ -207,6 +242,13 @@ cdef class _Tree:
         free(self.stack)
         free(self.seen)
         free(self.keep)
+        free(self.labels)
+        free(self.pkey)
+        free(self.root_pkey)
+        free(self.pw)
+        free(self.root_pw)
+        free(self.pblk)
+        free(self.root_pblk)
 
     # -- setting up ------------------------------------------------------------------
     cdef void reset(self, HexState s):
@@ -343,6 +385,83 @@ cdef class _Tree:
             self.root_last = s.hist_action[s.nhist - 1]
         self.use_know = self.know is not None and self.know_at > 0
         self.pos = <HexState>s.c_clone() if self.use_know else None
+        if self.pp and self.pat is not None:
+            self._pp_init(self.root_board)
+            memcpy(self.root_pkey, self.pkey, 4 * self.ncells * sizeof(int32_t))
+            memcpy(self.root_pw, self.pw, 2 * self.ncells * sizeof(float))
+            memcpy(self.root_pblk, self.pblk, 2 * self.nblk * sizeof(double))
+            self.root_ptot[0] = self.ptot[0]
+            self.root_ptot[1] = self.ptot[1]
+        else:
+            self.pp = False
+
+    # -- pattern playouts -----------------------------------------------------------------
+    cdef inline double _pp_gamma(self, int32_t* ab) noexcept nogil:
+        cdef double g = self.pat.gp[ab[0] if ab[0] < ab[1] else ab[1]]
+        return g if g < self.pp_cap else self.pp_cap
+
+    cdef inline void _pp_set(self, int side, int cell, double g) noexcept nogil:
+        cdef int i = side * self.ncells + cell
+        cdef float old = self.pw[i]
+        cdef float new = <float>g
+        cdef double d = <double>new - <double>old
+        self.pw[i] = new
+        self.pblk[side * self.nblk + (cell >> 4)] += d
+        self.ptot[side] += d
+
+    cdef void _pp_init(self, const int8_t* board) noexcept nogil:
+        """Every cell's readings and weights for both players to move, from ``board``."""
+        cdef int c, side
+        cdef double g
+        for side in range(2):
+            self.ptot[side] = 0.0
+            for c in range(self.nblk):
+                self.pblk[side * self.nblk + c] = 0.0
+        for c in range(self.ncells):
+            for side in range(2):
+                self.pat.c_readings(board, c, side, self.pkey + (c * 2 + side) * 2)
+                g = self._pp_gamma(self.pkey + (c * 2 + side) * 2) if board[c] == 0 else 0.0
+                self.pw[side * self.ncells + c] = <float>g
+                self.pblk[side * self.nblk + (c >> 4)] += <float>g
+                self.ptot[side] += <float>g
+
+    cdef void _pp_moved(self, int m, int colour) noexcept nogil:
+        """Follows the stone just placed on m: its weight goes, and the patterns of the
+        empty cells around it change by one point."""
+        cdef int j, p, side
+        cdef int* pts = self.pat.pts + m * PATTERN_POINTS
+        cdef int32_t* ab
+        self._pp_set(0, m, 0.0)
+        self._pp_set(1, m, 0.0)
+        for j in range(PATTERN_POINTS):
+            p = pts[j]
+            if p < 0 or self.board[p] != 0:
+                continue
+            for side in range(2):
+                ab = self.pkey + (p * 2 + side) * 2
+                self.pat.c_moved(j, side, colour, ab)
+                self._pp_set(side, p, self._pp_gamma(ab))
+
+    cdef int _pp_sample(self, int side) noexcept nogil:
+        """An empty cell drawn in proportion to its weight for ``side`` to move, or -1
+        where rounding leaves none."""
+        cdef double r = (splitmix64(&self.rng) >> 11) * (1.0 / 9007199254740992.0) \
+            * self.ptot[side]
+        cdef int b, c, end
+        cdef double* blk = self.pblk + side * self.nblk
+        cdef float* w = self.pw + side * self.ncells
+        for b in range(self.nblk):
+            if r >= blk[b]:
+                r -= blk[b]
+                continue
+            end = min((b + 1) << 4, self.ncells)
+            for c in range(b << 4, end):
+                if w[c] > 0.0:
+                    r -= w[c]
+                    if r < 0.0:
+                        return c
+            return -1
+        return -1
 
     cdef void _knowledge(self, int32_t idx, int depth) noexcept nogil:
         """Applies the evaluator's proofs to node idx, reached by the first ``depth``
@@ -386,9 +505,10 @@ cdef class _Tree:
 
     cdef bint _expand(self, int32_t idx, const int8_t* board, int side, int last) noexcept nogil:
         """Children for every empty cell (and the swap at the root where it is legal),
-        with their prior: the patterns' gammas normalised over the children (the swap
-        gets the largest: it is always a serious candidate), or uniform without them."""
-        cdef int i, k = 0, total = 0
+        the inferior cells among them left out (where some cell is kept), with their
+        prior: the patterns' gammas normalised over the children searched (the swap gets
+        the largest: it is always a serious candidate), or uniform without them."""
+        cdef int i, k = 0, total = 0, searched
         cdef Child* ch
         cdef double g, gsum = 0.0
         for i in range(self.ncells):
@@ -420,9 +540,17 @@ cdef class _Tree:
             # SWAP_RAVE virtual ones at even odds, lest its first playout decide it
             ch[k - 1].rn = SWAP_RAVE
             ch[k - 1].rw = SWAP_RAVE // 2
+        searched = k
+        if self.inferior is not None and k > 1:
+            if self.inferior.c_analyse(board, side + 1, self.labels) > 0:
+                for i in range(k):
+                    if ch[i].move < self.ncells and self.labels[ch[i].move] != INF_KEEP:
+                        ch[i].pruned = INFERIOR
+                        ch[i].prior = 0.0
+                        searched -= 1
         if self.pat is not None and k > 0:
             for i in range(k):
-                if ch[i].move < self.ncells:
+                if ch[i].move < self.ncells and ch[i].pruned != INFERIOR:
                     g = self.pat.c_gamma(board, ch[i].move, side, last)
                     ch[i].prior = <float>g
                     gsum += g
@@ -441,11 +569,13 @@ cdef class _Tree:
                     if ch[i].prior > g:
                         g = ch[i].prior
                 for i in range(k):
-                    if ch[i].prior < self.prune_ratio * g and ch[i].move < self.ncells:
+                    if (ch[i].prior < self.prune_ratio * g and ch[i].move < self.ncells
+                            and ch[i].pruned != INFERIOR):
                         ch[i].pruned = SKIPPED_BY_PRIOR
         else:
             for i in range(k):
-                ch[i].prior = <float>(1.0 / k)
+                if ch[i].pruned != INFERIOR:
+                    ch[i].prior = <float>(1.0 / searched)
         self.nodes[idx].first = <int32_t>self.n_children
         self.nodes[idx].count = k
         self.n_children += k
@@ -506,6 +636,8 @@ cdef class _Tree:
         self.epos[m] = -1
         ne[0] -= 1
         self.board[m] = colour
+        if self.pp:
+            self._pp_moved(m, colour)
 
     cdef bint _connects(self, int m, int colour) noexcept nogil:
         """Whether the group of the stone just placed on m joins its player's two edges."""
@@ -585,6 +717,12 @@ cdef class _Tree:
         cdef int8_t proven_winner = -1
         cdef int32_t leaf = 0             # the node the playout starts from (-1: none)
         memcpy(self.board, self.root_board, self.ncells)
+        if self.pp:
+            memcpy(self.pkey, self.root_pkey, 4 * self.ncells * sizeof(int32_t))
+            memcpy(self.pw, self.root_pw, 2 * self.ncells * sizeof(float))
+            memcpy(self.pblk, self.root_pblk, 2 * self.nblk * sizeof(double))
+            self.ptot[0] = self.root_ptot[0]
+            self.ptot[1] = self.root_ptot[1]
         for i in range(self.ncells):
             if self.board[i] == 0:
                 self.emp[ne] = i
@@ -627,6 +765,8 @@ cdef class _Tree:
                 self.epos[first] = ne
                 ne += 1
                 self._place(t, 2, &ne)
+                if self.pp:
+                    self._pp_init(self.board)     # a stone moved: read every cell again
                 m = t
             else:
                 self._place(m, colour, &ne)
@@ -661,6 +801,8 @@ cdef class _Tree:
                 m = -1
                 if last >= 0:
                     m = self._bridge_reply(last, side + 1)
+                if m < 0 and self.pp:
+                    m = self._pp_sample(side)
                 if m < 0:
                     m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
                 self._place(m, side + 1, &ne)
@@ -703,6 +845,13 @@ cdef class _Tree:
         for i in range(nd.count):
             if ch[i].pruned == LOST_BY_KNOWLEDGE:
                 continue
+            if ch[i].pruned == INFERIOR:
+                # never searched, and never better than the best child searched; but a
+                # stone that connects (proven at the root) still wins
+                if ch[i].node >= 0 and self.nodes[ch[i].node].proven == -1:
+                    nd.proven = 1
+                    return
+                continue
             if ch[i].pruned == SKIPPED_BY_PRIOR or ch[i].node < 0:
                 all_lost = False
                 continue
@@ -742,12 +891,15 @@ cdef class RaveSearch:
     cdef public int expand_at, know_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
     cdef public object swap_map         # a SwapMap, or None: the search decides the swap
+    cdef public bint inferior           # prune inferior cells (games/hex_inferior.pyx)
+    cdef public double playout_gamma_cap  # pattern playouts' largest gamma; 0: uniform
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
                  int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
                  double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED,
-                 swap_map=SHIPPED):
+                 swap_map=SHIPPED, bint inferior=DEFAULT_INFERIOR,
+                 double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -773,6 +925,10 @@ cdef class RaveSearch:
         self.pattern_weights = shipped_weights() if pattern_weights is SHIPPED \
             else pattern_weights
         self.swap_map = shipped_swap_map() if swap_map is SHIPPED else swap_map
+        self.inferior = inferior
+        if playout_gamma_cap < 0.0:
+            raise ValueError("playout_gamma_cap must be >= 0 (0: uniform playouts)")
+        self.playout_gamma_cap = playout_gamma_cap
 
     def clear(self) -> None:
         """Forgets the trees (a new game)."""
@@ -830,6 +986,12 @@ cdef class RaveSearch:
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat
+            t.pp = pat is not None and self.playout_gamma_cap > 0.0
+            t.pp_cap = self.playout_gamma_cap
+            if not self.inferior:
+                t.inferior = None
+            elif t.inferior is None or t.inferior.n != s.n:
+                t.inferior = HexInferior(s.n)
             t.swap_off = swap_off
             if path is None or not t.reuse(s, path):
                 t.reset(s)
@@ -922,6 +1084,8 @@ cdef class RaveSearch:
                 visits[ch.move] = visits.get(ch.move, 0) + ch.n
                 wins[ch.move] = wins.get(ch.move, 0) + ch.w
                 pr = t.child_proven(ch)
+                if pr == 0 and ch.pruned == INFERIOR and t.nodes[0].proven == -1:
+                    pr = -1               # no better than the searched moves, all lost
                 if pr != 0:
                     proven[ch.move] = pr
         order = [t0.children[root.first + j].move for j in range(count)]
@@ -1008,3 +1172,51 @@ def playout(HexState state, uint64_t seed) -> tuple:
     t.reset(state)
     t.simulate()
     return [t.board[i] for i in range(state.ncells)], bool(t._black_wins())
+
+
+def _pattern_tree(HexState state, weights, double cap, uint64_t seed) -> _Tree:
+    cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, 1 << 30)
+    t.pat = HexPatterns(state.n, weights)
+    t.pp = True
+    t.pp_cap = cap
+    t.reset(state)
+    return t
+
+
+def pattern_weights_followed(HexState state, moves, weights, double cap) -> tuple:
+    """The pattern playouts' weights (Black to move, White to move) after ``moves``
+    (alternate colours from the player to move) are placed, followed stone by stone,
+    and the same read afresh from the final board: for the tests that hold them equal."""
+    cdef _Tree t = _pattern_tree(state, weights, cap, 0)
+    cdef int ne = 0, i, colour = state.side + 1
+    for i in range(t.ncells):
+        if t.board[i] == 0:
+            t.emp[ne] = i
+            t.epos[i] = ne
+            ne += 1
+        else:
+            t.epos[i] = -1
+    for m in moves:
+        if not 0 <= m < t.ncells or t.board[m] != 0:
+            raise ValueError(f"cell {m} is not an empty cell")
+        t._place(m, colour, &ne)
+        colour = 3 - colour
+    followed = ([t.pw[i] for i in range(t.ncells)], [t.pw[t.ncells + i] for i in range(t.ncells)],
+                t.ptot[0], t.ptot[1])
+    t._pp_init(t.board)
+    fresh = ([t.pw[i] for i in range(t.ncells)], [t.pw[t.ncells + i] for i in range(t.ncells)],
+             t.ptot[0], t.ptot[1])
+    return followed, fresh
+
+
+def pattern_draws(HexState state, weights, double cap, int draws, uint64_t seed) -> list:
+    """How often each cell is drawn by the pattern playouts' first move from ``state``
+    (the player to move), in ``draws`` draws."""
+    cdef _Tree t = _pattern_tree(state, weights, cap, seed)
+    counts = [0] * t.ncells
+    cdef int i, c
+    for i in range(draws):
+        c = t._pp_sample(state.side)
+        if c >= 0:
+            counts[c] += 1
+    return counts

@@ -85,6 +85,30 @@ def test_keys_match_the_reading_from_coordinates(n: int) -> None:
             assert table.key(state, int(cell)) == key
 
 
+@pytest.mark.parametrize("n", [3, 5, 11])
+def test_keys_followed_stone_by_stone_match_the_final_board(n: int) -> None:
+    rnd = random.Random(10 + n)
+    table = HexPatterns(n)
+    for _ in range(20):
+        start = random_hex(n, rnd.randrange(n * n // 2), rnd)
+        if start is None:
+            continue
+        empty = [a for a in start.legal_actions() if a < n * n]
+        moves = rnd.sample(empty, rnd.randrange(len(empty) + 1))
+        followed = table.keys_after(start, moves)
+        # the final board, coloured from the player to move in start on
+        board = board_of(start, n)
+        colour = start.current_player() + 1
+        for m in moves:
+            board[m // n][m % n] = colour
+            colour = 3 - colour
+        for cell in range(n * n):
+            assert followed[cell] == tuple(
+                reference_key(board, cell // n, cell % n, side) for side in (0, 1))
+    with pytest.raises(ValueError, match="not an empty cell"):
+        table.keys_after(make_game(f"hex(size={n})").new_initial_state(), [0, 0])
+
+
 def test_a_corner_worked_by_hand() -> None:
     # a1 on an empty board, Black to move: the neighbours above are Black's edge, those
     # to the left White's; the bridge point above-left lies beyond both edges (the mover's)

@@ -16,6 +16,8 @@ from descent.search_cy.search.rave import (
     DEFAULT_PRUNE_RATIO,
     RaveSearch,
     bridge_reply,
+    pattern_draws,
+    pattern_weights_followed,
     playout,
 )
 from descent.search_cy.search.stopper import Stopper
@@ -319,3 +321,60 @@ def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
     search.clear()
     result = search.run(state, Stopper(iterations=2000))
     assert sum(1 for c in result.children if c.visits) > len(favoured)
+
+
+def test_pattern_playout_weights_follow_the_board_stone_by_stone() -> None:
+    from descent.search_cy.games.hex_patterns import shipped_weights
+
+    rnd = random.Random(8)
+    for _ in range(12):
+        spec = f"hex(size={rnd.choice([3, 5, 11])})"
+        state = random_position(spec, rnd.randrange(0, 8), rnd)
+        if state is None:
+            continue
+        empty = [a for a in state.legal_actions() if a < state.size ** 2]
+        moves = rnd.sample(empty, rnd.randrange(len(empty) + 1))
+        followed, fresh = pattern_weights_followed(state, moves, shipped_weights(), 4.0)
+        assert followed[0] == fresh[0] and followed[1] == fresh[1]
+        assert followed[2] == pytest.approx(fresh[2]) and followed[3] == pytest.approx(fresh[3])
+        assert max(fresh[0] + fresh[1]) <= 4.0              # the cap
+        assert all(fresh[0][c] == fresh[1][c] == 0.0 for c in moves)  # never drawn
+
+
+def test_pattern_playouts_draw_cells_in_proportion_to_their_gammas() -> None:
+    from descent.search_cy.games.hex_patterns import HexPatterns, unit_weights
+
+    state = position("hex(size=3)", [])
+    table = HexPatterns(3)
+    centre = table.key(state, 4)
+    assert all(table.key(state, c) != centre for c in range(9) if c != 4)
+    gp, gl = unit_weights()
+    gp = gp.copy()
+    gp[centre] = 8.0                                       # the centre: 8 of 16 in all
+    counts = pattern_draws(state, (gp, gl), 100.0, 16000, 1)
+    assert sum(counts) == 16000
+    assert counts[4] / 16000 == pytest.approx(0.5, abs=0.02)
+    assert all(c / 16000 == pytest.approx(1 / 16, abs=0.01) for c in counts[:4] + counts[5:])
+    # the cap bounds a gamma: at 2 the centre is 2 of 10
+    counts = pattern_draws(state, (gp, gl), 2.0, 10000, 1)
+    assert counts[4] / 10000 == pytest.approx(0.2, abs=0.02)
+
+
+def test_pattern_playouts_keep_the_search_exact_and_deterministic() -> None:
+    state = position("hex(size=9)", ["e5"])
+    a = rave(seed=5)
+    a.playout_gamma_cap = 4.0
+    b = rave(seed=5)
+    b.playout_gamma_cap = 4.0
+    ra = a.run(state, Stopper(iterations=1500))
+    rb = b.run(state, Stopper(iterations=1500))
+    assert ra.children == rb.children
+    plain = rave(seed=5).run(state, Stopper(iterations=1500))
+    assert [c.visits for c in plain.children] != [c.visits for c in ra.children]
+    with pytest.raises(ValueError, match="playout_gamma_cap"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), playout_gamma_cap=-1.0)
+    # the solver still proves the 3x3 board: Black wins with c1, a2, b2 or their turns
+    small = rave(seed=1)
+    small.playout_gamma_cap = 4.0
+    proof = small.run(position("hex(size=3)", []), Stopper(iterations=200000))
+    assert proof.resolved and proof.value == 1.0 and proof.action in {2, 3, 4, 5, 6}
