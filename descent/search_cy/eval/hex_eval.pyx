@@ -15,6 +15,7 @@ from libc.string cimport memset
 
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.hex cimport HexState
+from descent.search_cy.games.hex_inferior cimport HexInferior, INF_BLACK
 from descent.search_cy.search.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
@@ -108,15 +109,16 @@ cdef class HexEvaluator(HeuristicEvaluator):
                                    | (E_LEFT if c == 0 else 0) | (E_RIGHT if c == n - 1 else 0))
         self.nb_size = n
 
-    cdef void _label_groups(self, HexState s) noexcept nogil:
-        """Groups of both colours (flood fill) and their liberty lists (CSR)."""
+    cdef void _label_groups(self, HexState s, const int8_t* cells) noexcept nogil:
+        """Groups of both colours (flood fill) and their liberty lists (CSR), on ``cells``
+        (the board of ``s``, or that board with a fill-in)."""
         cdef int ncells = s.ncells
         cdef int cell, colour, g, u, w, k, head, tail, total
         cdef int ng = 0
         for cell in range(ncells):
             self.group[cell] = -1
         for cell in range(ncells):
-            colour = s.cells[cell]
+            colour = cells[cell]
             if colour == 0 or self.group[cell] >= 0:
                 continue
             g = ng
@@ -133,7 +135,7 @@ cdef class HexEvaluator(HeuristicEvaluator):
                 self.gtouch[g] |= self.edge[u]
                 for k in range(6):
                     w = self.nb[u][k]
-                    if w >= 0 and s.cells[w] == colour and self.group[w] < 0:
+                    if w >= 0 and cells[w] == colour and self.group[w] < 0:
                         self.group[w] = g
                         self.queue[tail] = w
                         tail += 1
@@ -143,11 +145,11 @@ cdef class HexEvaluator(HeuristicEvaluator):
             self.lib_last[g] = -1
         # two passes (count, then fill) give every group a contiguous liberty list
         for cell in range(ncells):
-            if s.cells[cell]:
+            if cells[cell]:
                 continue
             for k in range(6):
                 w = self.nb[cell][k]
-                if w >= 0 and s.cells[w]:
+                if w >= 0 and cells[w]:
                     g = self.group[w]
                     if self.lib_last[g] != cell:
                         self.lib_last[g] = cell
@@ -160,11 +162,11 @@ cdef class HexEvaluator(HeuristicEvaluator):
             self.lib_last[g] = -1
         self.lib_start[ng] = total
         for cell in range(ncells):
-            if s.cells[cell]:
+            if cells[cell]:
                 continue
             for k in range(6):
                 w = self.nb[cell][k]
-                if w >= 0 and s.cells[w]:
+                if w >= 0 and cells[w]:
                     g = self.group[w]
                     if self.lib_last[g] != cell:
                         self.lib_last[g] = cell
@@ -263,7 +265,7 @@ cdef class HexEvaluator(HeuristicEvaluator):
     cdef double _value(self, HexState s) noexcept nogil:
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
+        self._label_groups(s, s.cells)
         return self._scored(s)
 
     cdef double _scored(self, HexState s) noexcept nogil:
@@ -313,7 +315,7 @@ cdef class HexEvaluator(HeuristicEvaluator):
             raise ValueError(f"player {player} is neither 0 (Black) nor 1 (White)")
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
+        self._label_groups(s, s.cells)
         self._potential(s, player, &mobility)
         return tuple(
             [self.dist[e][i] if self.dist[e][i] < INF else None for i in range(s.ncells)]
@@ -326,7 +328,7 @@ cdef class HexEvaluator(HeuristicEvaluator):
             raise ValueError(f"player {player} is neither 0 (Black) nor 1 (White)")
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
+        self._label_groups(s, s.cells)
         pot = self._potential(s, player, &mobility)
         return pot, mobility
 
@@ -400,15 +402,28 @@ cdef class HexVCEvaluator(HexEvaluator):
     cdef int used[MAXCELLS]                 # carrier cells taken by the chain being built
     cdef int on_path[MAXNODES]
     cdef int budget
+    cdef public bint fill_in                # knowledge reads the board after the fill-in
+    cdef HexInferior inferior               # the fill-in's analysis (one board size)
+    cdef int8_t labels[MAXCELLS]
+
+    def __cinit__(self):
+        self.fill_in = True
+        self.inferior = None
+
+    def spawn(self):
+        """A fresh instance with the same bounds and fill-in setting."""
+        cdef HexVCEvaluator fresh = HeuristicEvaluator.spawn(self)
+        fresh.fill_in = self.fill_in
+        return fresh
 
     cdef double _value(self, HexState s) noexcept nogil:
         cdef double v
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
-        if self._connected(s, 0, s.side == 0):
+        self._label_groups(s, s.cells)
+        if self._connected(s, 0, s.side == 0, s.cells):
             return VC_WIN
-        if self._connected(s, 1, s.side == 1):
+        if self._connected(s, 1, s.side == 1, s.cells):
             return -VC_WIN
         v = self._scored(s)
         if v > VC_CLIP:
@@ -484,14 +499,15 @@ cdef class HexVCEvaluator(HexEvaluator):
         self.ncarrier[l] = self.ncarrier[m] = TEMPLATE
         self.hl_c1[l] = self.hl_c1[m] = t
 
-    cdef void _edge_templates(self, HexState s, int stone, int bit, int e) noexcept nogil:
+    cdef void _edge_templates(self, HexState s, const int8_t* board, int stone, int bit,
+                              int e) noexcept nogil:
         """Ziggurats from the player's stones two rows from edge `bit` to its node e."""
         cdef int n = s.n
         cdef int cell, d, a, da, o, i, dd, aa
         cdef int cells[TEMPLATE_CELLS]
         cdef bint ok
         for cell in range(s.ncells):
-            if s.cells[cell] != stone:
+            if board[cell] != stone:
                 continue
             # edge coordinates: d rows from the edge, a along it
             da = _edge_flip(bit, n, cell // n, cell % n)
@@ -508,13 +524,14 @@ cdef class HexVCEvaluator(HexEvaluator):
                         ok = False
                         break
                     cells[i] = _edge_flip(bit, n, dd, aa)
-                    if s.cells[cells[i]] != 0:
+                    if board[cells[i]] != 0:
                         ok = False
                         break
                 if ok:
                     self._template(self.group[cell], e, cells)
 
-    cdef bint _connected(self, HexState s, int player, bint semi) noexcept nogil:
+    cdef bint _connected(self, HexState s, int player, bint semi,
+                         const int8_t* board) noexcept nogil:
         """Whether `player` is virtually connected (or, with `semi`, one move from it).
         On success ``used`` marks the carrier cells of the chain found."""
         cdef int stone = player + 1
@@ -535,7 +552,7 @@ cdef class HexVCEvaluator(HexEvaluator):
                 if self.gtouch[g] & second:
                     self._link(g, e2, DIRECT)
         for cell in range(s.ncells):
-            if s.cells[cell]:
+            if board[cell]:
                 continue
             self.used[cell] = 0
             # the nodes next to this empty cell: own groups, and the edges it lies on
@@ -548,7 +565,7 @@ cdef class HexVCEvaluator(HexEvaluator):
                 cnt += 1
             for k in range(6):
                 w = self.nb[cell][k]
-                if w < 0 or s.cells[w] != stone:
+                if w < 0 or board[w] != stone:
                     continue
                 g = self.group[w]
                 for i in range(cnt):
@@ -563,8 +580,8 @@ cdef class HexVCEvaluator(HexEvaluator):
                     self._link(around[i], around[j], cell)
         self.ntemplates = 0
         if s.n >= 4:
-            self._edge_templates(s, stone, first, e1)
-            self._edge_templates(s, stone, second, e2)
+            self._edge_templates(s, board, stone, first, e1)
+            self._edge_templates(s, board, stone, second, e2)
         self.budget = VC_BUDGET
         return self._chain(e1, e2, semi)
 
@@ -632,33 +649,53 @@ cdef class HexVCEvaluator(HexEvaluator):
             raise ValueError(f"player {player} is neither 0 (Black) nor 1 (White)")
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
-        return self._connected(s, player, s.side == player)
+        self._label_groups(s, s.cells)
+        return self._connected(s, player, s.side == player, s.cells)
 
     cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil:
         """Virtual connections as proofs: the player to move wins when it is connected
         or one move from it; it loses when the opponent is connected; when the opponent
         is one move from a connection, every move outside that chain's carrier loses
-        (the opponent then plays its missing cell), so only the carrier is kept."""
+        (the opponent then plays its missing cell), so only the carrier is kept.
+
+        With ``fill_in`` the connections are looked for on the board after the
+        inferior-cell fill-in (``games/hex_inferior.pyx``: dead and captured cells
+        filled), which has the same winner whoever moves and where the filled cells'
+        owners hold them: a captured pair by an edge is an edge link, and more chains
+        close. A mustplay leaves out the dead cells, the mover's captured ones (a stone
+        there is a pass) and the opponent's captured ones off its chain, but keeps those
+        on the chain (a stone there forces the answer)."""
         return self._knowledge(<HexState>s, keep)
 
     cdef int _knowledge(self, HexState s, int8_t* keep) noexcept nogil:
         cdef int me = s.side, cell
+        cdef const int8_t* board = s.cells
         if s.winner >= 0:
             return KNOW_NONE
         if self.nb_size != s.n:
             self._build_neighbours(s.n)
-        self._label_groups(s)
-        if self._connected(s, me, True):
+        if self.fill_in:
+            if self.inferior is None or self.inferior.n != s.n:
+                with gil:
+                    self.inferior = HexInferior(s.n)
+            self.inferior.c_analyse(s.cells, me + 1, self.labels)
+            board = self.inferior.work
+        self._label_groups(s, board)
+        if self._connected(s, me, True, board):
             return KNOW_WIN
-        if self._connected(s, 1 - me, False):
+        if self._connected(s, 1 - me, False, board):
             return KNOW_LOSS
-        if not self._connected(s, 1 - me, True):
+        if not self._connected(s, 1 - me, True, board):
             return KNOW_NONE
         for cell in range(s.ncells + 1):
             keep[cell] = 0
         for cell in range(s.ncells):
-            if s.cells[cell] == 0 and self.used[cell]:
+            if board[cell] == 0 and self.used[cell]:
+                keep[cell] = 1
+            elif (board != s.cells and self.labels[cell] == INF_BLACK + 1 - me
+                    and self.on_path[self.group[cell]]):
+                # a stone in a pair the opponent captured, on its chain, forces the
+                # answer there: not a loss by itself
                 keep[cell] = 1
         # the swap (legal only at the second ply) is never pruned
         if s.c_swap_legal():
