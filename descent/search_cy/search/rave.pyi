@@ -19,6 +19,7 @@ DEFAULT_PROGRESSIVE_BIAS: float
 DEFAULT_PRUNE_RATIO: float
 DEFAULT_INFERIOR: bool
 DEFAULT_PLAYOUT_GAMMA_CAP: float
+DEFAULT_PLAYOUT_FILL_IN: bool
 SHIPPED: object
 
 @disjoint_base
@@ -36,16 +37,18 @@ class RaveSearch:
     swap_map: SwapMap | None
     inferior: bool
     playout_gamma_cap: float
+    playout_fill_in: bool
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
                  pattern_weights: Any = ..., swap_map: Any = ...,
-                 inferior: bool = ..., playout_gamma_cap: float = ...) -> None: ...
+                 inferior: bool = ..., playout_gamma_cap: float = ...,
+                 playout_fill_in: bool = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 
 def bridge_reply(state: HexState, last: int, player: int, seed: int = 0) -> int: ...
-def playout(state: HexState, seed: int) -> tuple[list[int], bool]: ...
+def playout(state: HexState, seed: int, fill_in: bool = False) -> tuple[list[int], bool]: ...
 def pattern_weights_followed(
     state: HexState, moves: list[int], weights: Any, cap: float
 ) -> tuple[tuple[list[float], list[float], float, float],

@@ -56,7 +56,8 @@ from libc.math cimport sqrt, log
 
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
-from descent.search_cy.games.hex_inferior cimport HexInferior, INF_KEEP
+from descent.search_cy.games.hex_inferior cimport (
+    HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE)
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
@@ -95,6 +96,7 @@ DEFAULT_PROGRESSIVE_BIAS = 2.5
 DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of the best
 DEFAULT_INFERIOR = True           # inferior-cell pruning at expansion
 DEFAULT_PLAYOUT_GAMMA_CAP = 0.0   # pattern playouts: the largest gamma (0: uniform playouts)
+DEFAULT_PLAYOUT_FILL_IN = False   # playouts start from the inferior-cell fill-in
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
@@ -161,6 +163,7 @@ cdef class _Tree:
     cdef double* root_pblk
     cdef double root_ptot[2]
     cdef int8_t* labels               # its labels of the node being expanded
+    cdef bint fill_playouts           # playouts start from the fill-in (needs inferior)
     cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
@@ -188,6 +191,7 @@ cdef class _Tree:
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.labels = <int8_t*>malloc(self.ncells)
         self.inferior = None
+        self.fill_playouts = False
         self.pp = False
         self.pp_cap = 0.0
         self.nblk = (self.ncells + 15) >> 4
@@ -627,6 +631,17 @@ cdef class _Tree:
             best = 0                      # every child is lost: any will do
         return best
 
+    cdef void _fill_in(self, int side, int* ne) noexcept nogil:
+        """Fills the dead and captured cells of the board (MoHex's playouts start from
+        the fill-in): the playout then never spends a move there, and a captured pair
+        is never lost to a playout that forgets to answer."""
+        cdef int c, lab
+        self.inferior.c_analyse(self.board, side + 1, self.labels)
+        for c in range(self.ncells):
+            lab = self.labels[c]
+            if lab == INF_DEAD or lab == INF_BLACK or lab == INF_WHITE:
+                self._place(c, self.inferior.work[c], ne)
+
     cdef void _place(self, int m, int colour, int* ne) noexcept nogil:
         """Stone of ``colour`` (1 black, 2 white) on empty cell m, off the empty list."""
         cdef int p = self.epos[m]
@@ -797,6 +812,8 @@ cdef class _Tree:
         if proven_winner >= 0:
             winner = proven_winner
         else:
+            if self.fill_playouts and ne > 1:
+                self._fill_in(side, &ne)
             while ne > 0:
                 m = -1
                 if last >= 0:
@@ -893,13 +910,15 @@ cdef class RaveSearch:
     cdef public object swap_map         # a SwapMap, or None: the search decides the swap
     cdef public bint inferior           # prune inferior cells (games/hex_inferior.pyx)
     cdef public double playout_gamma_cap  # pattern playouts' largest gamma; 0: uniform
+    cdef public bint playout_fill_in    # playouts start from the fill-in (with inferior)
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
                  int know_at=DEFAULT_KNOW_AT, double progressive_bias=DEFAULT_PROGRESSIVE_BIAS,
                  double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED,
                  swap_map=SHIPPED, bint inferior=DEFAULT_INFERIOR,
-                 double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP):
+                 double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP,
+                 bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -929,6 +948,7 @@ cdef class RaveSearch:
         if playout_gamma_cap < 0.0:
             raise ValueError("playout_gamma_cap must be >= 0 (0: uniform playouts)")
         self.playout_gamma_cap = playout_gamma_cap
+        self.playout_fill_in = playout_fill_in
 
     def clear(self) -> None:
         """Forgets the trees (a new game)."""
@@ -992,6 +1012,7 @@ cdef class RaveSearch:
                 t.inferior = None
             elif t.inferior is None or t.inferior.n != s.n:
                 t.inferior = HexInferior(s.n)
+            t.fill_playouts = self.playout_fill_in and t.inferior is not None
             t.swap_off = swap_off
             if path is None or not t.reuse(s, path):
                 t.reset(s)
@@ -1165,10 +1186,14 @@ def bridge_reply(HexState state, int last, int player, uint64_t seed=0) -> int:
     return t._bridge_reply(last, player + 1)
 
 
-def playout(HexState state, uint64_t seed) -> tuple:
-    """One playout from ``state`` (the side to move first): (final cells, 0 empty / 1
-    black / 2 white, and whether Black won, by the playouts' own scoring)."""
+def playout(HexState state, uint64_t seed, bint fill_in=False) -> tuple:
+    """One playout from ``state`` (the side to move first; with ``fill_in``, from its
+    inferior-cell fill-in): (final cells, 0 empty / 1 black / 2 white, and whether Black
+    won, by the playouts' own scoring)."""
     cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, 1 << 30)
+    if fill_in:
+        t.inferior = HexInferior(state.n)
+        t.fill_playouts = True
     t.reset(state)
     t.simulate()
     return [t.board[i] for i in range(state.ncells)], bool(t._black_wins())

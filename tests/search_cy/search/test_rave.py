@@ -86,9 +86,13 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-@pytest.mark.parametrize("prune_ratio", [0.0, 0.5])
-def test_proven_children_agree_with_brute_force_on_random_positions(prune_ratio: float) -> None:
-    # prior pruning (at a ratio far above any useful one) must never make a proof wrong
+@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in"),
+                         [(0.0, True, False), (0.5, True, False), (0.0, False, False),
+                          (0.0, True, True)])
+def test_proven_children_agree_with_brute_force_on_random_positions(
+        prune_ratio: float, inferior: bool, fill_in: bool) -> None:
+    # prior pruning (at a ratio far above any useful one), inferior cells and playouts
+    # from the fill-in must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -98,6 +102,8 @@ def test_proven_children_agree_with_brute_force_on_random_positions(prune_ratio:
         mover = state.current_player()
         search = rave(seed=rnd.randrange(1000))
         search.prune_ratio = prune_ratio
+        search.inferior = inferior
+        search.playout_fill_in = fill_in
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -294,6 +300,26 @@ def test_playouts_fill_the_board_and_score_it_by_the_rules() -> None:
         if 0 not in cells:
             blacks, whites = cells.count(1), cells.count(2)
             assert blacks - whites in (0, 1)           # alternate moves, Black first
+
+
+def test_playouts_from_the_fill_in_keep_captured_cells_with_their_owner() -> None:
+    # Black c2 on 5x5: c1 and d1 under it are Black's whatever White does
+    state = position("hex(size=5)", ["c2", "a5"])
+    n = 5
+    plain = [playout(state, seed)[0] for seed in range(40)]
+    filled = [playout(state, seed, fill_in=True)[0] for seed in range(40)]
+    assert all(cells[2] == cells[3] == 1 for cells in filled)
+    assert any(cells[2] == 2 or cells[3] == 2 for cells in plain)
+    rnd = random.Random(4)
+    for seed in range(30):
+        s = random_position(f"hex(size={rnd.choice([3, 5, 8, 11])})", rnd.randrange(0, 30), rnd)
+        if s is None:
+            continue
+        n = s.size
+        cells, black = playout(s, seed, fill_in=True)
+        before = [s.cell(r, c) for r in range(n) for c in range(n)]
+        assert all(b == 0 or a == b for a, b in zip(cells, before, strict=True))
+        assert black == black_connected(cells, n)
 
 
 def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
