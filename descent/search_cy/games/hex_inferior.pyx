@@ -26,8 +26,8 @@ player whose edge it lies beyond), which keeps the analysis a table lookup a cel
   c, no better for the mover). A cell is pruned only while its killer is kept, so a chain
   of killers ends in a kept move.
 
-Nothing here decides a game: where every empty cell is filled or pruned, nothing is
-pruned (``c_analyse`` returns 0 kept and the caller keeps every move).
+Nothing here decides a game: where every empty cell is filled or pruned, ``c_analyse``
+returns 0 kept and its callers (``rave``'s expansion, ``kept``) prune nothing.
 """
 from libc.stdint cimport int8_t
 from libc.stdlib cimport malloc, free

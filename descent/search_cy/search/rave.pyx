@@ -631,6 +631,18 @@ cdef class _Tree:
             best = 0                      # every child is lost: any will do
         return best
 
+    cdef int _empties(self) noexcept nogil:
+        """The empty list (and each cell's place in it) of ``board``; returns its length."""
+        cdef int i, ne = 0
+        for i in range(self.ncells):
+            if self.board[i] == 0:
+                self.emp[ne] = i
+                self.epos[i] = ne
+                ne += 1
+            else:
+                self.epos[i] = -1
+        return ne
+
     cdef void _fill_in(self, int side, int* ne) noexcept nogil:
         """Fills the dead and captured cells of the board (MoHex's playouts start from
         the fill-in): the playout then never spends a move there, and a captured pair
@@ -738,13 +750,7 @@ cdef class _Tree:
             memcpy(self.pblk, self.root_pblk, 2 * self.nblk * sizeof(double))
             self.ptot[0] = self.root_ptot[0]
             self.ptot[1] = self.root_ptot[1]
-        for i in range(self.ncells):
-            if self.board[i] == 0:
-                self.emp[ne] = i
-                self.epos[i] = ne
-                ne += 1
-            else:
-                self.epos[i] = -1
+        ne = self._empties()
         side = self.root_side
         # -- descent
         while True:
@@ -1213,14 +1219,7 @@ def pattern_weights_followed(HexState state, moves, weights, double cap) -> tupl
     (alternate colours from the player to move) are placed, followed stone by stone,
     and the same read afresh from the final board: for the tests that hold them equal."""
     cdef _Tree t = _pattern_tree(state, weights, cap, 0)
-    cdef int ne = 0, i, colour = state.side + 1
-    for i in range(t.ncells):
-        if t.board[i] == 0:
-            t.emp[ne] = i
-            t.epos[i] = ne
-            ne += 1
-        else:
-            t.epos[i] = -1
+    cdef int ne = t._empties(), i, colour = state.side + 1
     for m in moves:
         if not 0 <= m < t.ncells or t.board[m] != 0:
             raise ValueError(f"cell {m} is not an empty cell")
