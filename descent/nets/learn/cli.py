@@ -43,6 +43,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-iterations", type=int, default=None,
                    help="stop after this many iterations (with --resume: this many more)")
     p.add_argument("--seed", type=int, default=None, help="seed of a new run")
+    p.add_argument("--cluster", choices=("local", "ray"), default="local",
+                   help="where self-play runs: local (this process, or selfplay.workers "
+                        "processes) or ray (selfplay.workers actors on a Ray cluster, 0: "
+                        "one per CPU; the learner stays here). Not part of the run's "
+                        "config: a run may resume on either")
+    p.add_argument("--address", default=None,
+                   help="with --cluster ray: the cluster to join (auto: the one `ray "
+                        "start` runs on this machine; ray://HOST:PORT: a remote one "
+                        "through Ray Client); none: a local cluster of this machine's CPUs")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--snapshot", metavar="MODEL", default=None,
                    help="write the network of the run's last checkpoint to MODEL and exit "
@@ -117,7 +126,10 @@ def run(args: argparse.Namespace) -> int:
     def log(msg: str) -> None:
         print(f"descent train: {msg}", file=sys.stderr)
 
-    trainer = Trainer(cfg, args.run_dir, resume=args.resume, log=log)
+    if args.address and args.cluster != "ray":
+        raise ValueError("--address needs --cluster ray")
+    trainer = Trainer(cfg, args.run_dir, resume=args.resume, log=log, cluster=args.cluster,
+                      address=args.address)
     if args.resume and (args.hours is not None or args.max_iterations is not None):
         trainer.extend(hours=args.hours, iterations=args.max_iterations)
     if args.resume and trainer.finished():

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -83,6 +83,10 @@ from descent.search_cy.games.registry import make_game
 from descent.search_cy.search.api import SearchParams
 from descent.search_cy.search.selection import annealed_epsilon
 
+if TYPE_CHECKING:
+    from descent.nets.learn.cluster import RayPool
+
+CLUSTERS = ("local", "ray")
 CONFIG_NAME = "config.toml"
 METRICS_NAME = "metrics.jsonl"
 FINAL_MODEL = "model.dnet"
@@ -155,10 +159,18 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,
                  stream: TextIO | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None,
+                 cluster: str = "local", address: str | None = None) -> None:
         import torch
 
+        if cluster not in CLUSTERS:
+            raise ValueError(f"unknown cluster {cluster!r} (known: {', '.join(CLUSTERS)})")
         self.cfg = cfg
+        # where the self-play games are played: local (the trainer's process, or
+        # selfplay.workers processes) | ray (actors on a Ray cluster at ``address``);
+        # not part of the run's config, so a run moves between the two on --resume
+        self.cluster = cluster
+        self.address = address
         self.run_dir = Path(run_dir)
         self.log = log or (lambda _msg: None)
         self.game = make_game(cfg.game)
@@ -183,7 +195,7 @@ class Trainer:
                                      symmetries=cfg.data.symmetries)
         self.memory = ReplayMemory(cfg.data.replay_games, cfg.data.replay_pairs)
         self.segments: list[Segment] = []      # memory files the checkpoint names
-        self.pool: SelfPlayPool | None = None  # selfplay.workers > 0, during run()
+        self.pool: SelfPlayPool | RayPool | None = None  # workers or a cluster, in run()
         self.counters = Counters()
         self.metrics = MetricsLog(self.run_dir / METRICS_NAME)
         self.records: list[dict[str, Any]] = []
@@ -433,7 +445,8 @@ class Trainer:
         new_planes, new_values = [], []
         results, plies, nodes = [], [], 0
         bootstrap = c.games < cfg.selfplay.bootstrap_games
-        played = self._play_pool(games, eps) if cfg.selfplay.workers else None
+        played = (self._play_pool(games, eps)
+                  if cfg.selfplay.workers or self.cluster != "local" else None)
         worker_positions = worker_batches = 0
         for k in range(games):
             stored = None
@@ -509,7 +522,13 @@ class Trainer:
         """The iteration's games, played by the self-play workers (started on first use)."""
         first = self.counters.games
         if self.pool is None:
-            self.pool = SelfPlayPool(self.cfg, self.cfg.selfplay.workers)
+            if self.cluster == "ray":
+                from descent.nets.learn.cluster import RayPool
+
+                self.pool = RayPool(self.cfg, self.cfg.selfplay.workers, self.address)
+                self.log(f"self-play on a Ray cluster: {self.pool.workers} actors")
+            else:
+                self.pool = SelfPlayPool(self.cfg, self.cfg.selfplay.workers)
         warm_only = first + games <= self.cfg.selfplay.bootstrap_games
         model = None if warm_only else self.learner.current_model()
         return self.pool.play(first, games, eps, model)

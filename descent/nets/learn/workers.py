@@ -278,6 +278,18 @@ def _play_task(numbers: list[int], epsilon: float,
     return [game.pack() for game in _PLAYER.play(numbers, epsilon, model)]
 
 
+def task_numbers(cfg: TrainConfig, first: int, count: int, workers: int) -> list[list[int]]:
+    """Games ``first .. first+count-1`` split into the tasks of ``workers`` workers."""
+    # a few tasks per worker even out games of different lengths; each task carries
+    # the weights (a worker rebuilds its evaluator only when they change)
+    size = max(1, -(-count // (4 * workers)))
+    if cfg.selfplay.batch_games > 1:
+        # a task is the games a worker plays together
+        size = max(1, min(cfg.selfplay.batch_games, -(-count // workers)))
+    return [list(range(start, min(start + size, first + count)))
+            for start in range(first, first + count, size)]
+
+
 class SelfPlayPool:
     """``workers`` processes playing the games of an iteration. Blocks in ``play``."""
 
@@ -294,14 +306,7 @@ class SelfPlayPool:
              model: LoadedModel | None) -> list[PlayedGame]:
         """Games ``first .. first+count-1``, in that order. ``model``: the network's
         weights (None when every game of the batch is a warm-start game)."""
-        # a few tasks per worker even out games of different lengths; each task carries
-        # the weights (a worker rebuilds its evaluator only when they change)
-        size = max(1, -(-count // (4 * self.workers)))
-        if self.cfg.selfplay.batch_games > 1:
-            # a task is the games a worker plays together
-            size = max(1, min(self.cfg.selfplay.batch_games, -(-count // self.workers)))
-        tasks = [list(range(start, min(start + size, first + count)))
-                 for start in range(first, first + count, size)]
+        tasks = task_numbers(self.cfg, first, count, self.workers)
         futures = [self.executor.submit(_play_task, numbers, epsilon, model)
                    for numbers in tasks]
         return [game.unpack() for future in futures for game in future.result()]

@@ -1,0 +1,193 @@
+"""Self-play on a real local Ray cluster (``ray start --head``, two CPUs): the same games
+as local workers, weights by version, an actor killed mid-game replaced with nothing of
+its game learned, and a learner killed and resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from descent.nets.learn.report import without_timings
+from descent.nets.learn.trainer import METRICS_NAME, Trainer
+from tests.nets.learn.conftest import tiny_config
+
+ray = pytest.importorskip("ray", reason="the cluster extra (Ray) is not installed")
+
+PORT = 46379
+
+
+def _ray_cli() -> list[str]:
+    exe = shutil.which("ray")
+    return [exe] if exe else [sys.executable, "-m", "ray.scripts.scripts"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A head node of two CPUs started as a user would (``ray start --head``), joined by
+    this process; its address for subprocesses. Stopped at the end."""
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    subprocess.run([*_ray_cli(), "stop", "--force"], env=env, capture_output=True)
+    started = subprocess.run(
+        [*_ray_cli(), "start", "--head", f"--port={PORT}", "--num-cpus=2",
+         "--include-dashboard=false", "--disable-usage-stats"],
+        env=env, capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr + started.stdout
+    # the address it tells workers to join (the node's IP, where the GCS listens)
+    found = re.search(r"--address='([^']+)'", started.stdout + started.stderr)
+    address = found.group(1) if found else "auto"
+    try:
+        yield address
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        subprocess.run([*_ray_cli(), "stop", "--force"], env=env, capture_output=True,
+                       timeout=120)
+
+
+def _cfg(**changes: Any) -> Any:
+    base: dict[str, Any] = {"selfplay__iterations": 20, "selfplay__eps_start": 0.5}
+    base.update(changes)
+    return tiny_config("hex(size=4)", **base)
+
+
+def _model(cfg: Any, seed: int) -> Any:
+    from descent.nets.learn.heuristics import reinforcement_for
+    from descent.nets.learn.network import Learner
+    from descent.search_cy.games.registry import make_game
+
+    game = make_game(cfg.game)
+    reinforcement = reinforcement_for(game.new_initial_state(), cfg.selfplay.heuristic,
+                                      cfg.selfplay.max_plies)
+    return Learner(game, cfg.network.preset, reinforcement, seed=seed).current_model()
+
+
+def _same(a: list[Any], b: list[Any]) -> None:
+    assert [g.record.actions for g in a] == [g.record.actions for g in b]
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x.record.planes, y.record.planes)
+        assert np.array_equal(x.record.values, y.record.values)
+        assert x.positions == y.positions > 0
+
+
+def test_actors_play_the_games_local_workers_play_and_take_new_weights(
+        cluster: str) -> None:
+    from descent.nets.learn.cluster import RayPool
+    from descent.nets.learn.workers import _Player
+
+    cfg = _cfg()
+    first, second = _model(cfg, 5), _model(cfg, 6)
+    pool = RayPool(cfg, 2, cluster)
+    try:
+        assert pool.versions() == [-1, -1]
+        there = pool.play(3, 6, 0.5, first)
+        assert pool.versions() == [1, 1]
+        again = pool.play(9, 4, 0.5, second)       # the next update round's weights
+        assert pool.versions() == [2, 2]
+        assert pool.replayed == 0
+    finally:
+        pool.close()
+    _same(there, _Player(cfg).play(list(range(3, 9)), 0.5, first))
+    _same(again, _Player(cfg).play(list(range(9, 13)), 0.5, second))
+    assert len({tuple(g.record.actions) for g in there}) > 1
+
+
+def test_an_actor_killed_mid_game_is_replaced_and_its_game_played_again(
+        cluster: str) -> None:
+    from descent.nets.learn.cluster import RayPool
+    from descent.nets.learn.workers import _Player
+
+    # Hex 5x5 at 300 iterations a move: about two seconds a game here
+    cfg = tiny_config("hex(size=5)", selfplay__iterations=300, selfplay__eps_start=0.5)
+    model = _model(cfg, 5)
+    pool = RayPool(cfg, 2, cluster)
+    try:
+        pool.play(0, 2, 0.5, model)                 # both actors up, weights held
+        victim = pool.pids()[0]
+        out: dict[str, Any] = {}
+
+        def play() -> None:
+            out["games"] = pool.play(2, 4, 0.5, model)
+
+        worker = threading.Thread(target=play)
+        worker.start()
+        time.sleep(0.8)                             # inside the round's first games
+        os.kill(victim, signal.SIGKILL)
+        worker.join(timeout=600)
+        assert not worker.is_alive()
+        assert pool.replayed >= 1
+        assert victim not in pool.pids()            # a new process took its place
+    finally:
+        pool.close()
+    # the games learned are whole games, exactly those a live worker plays
+    _same(out["games"], _Player(cfg).play([2, 3, 4, 5], 0.5, model))
+
+
+def _metrics(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / METRICS_NAME).read_text().splitlines()
+    return [without_timings(json.loads(line)) for line in lines]
+
+
+def _train_args(run: Path, address: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "descent", "train", "--run-dir", str(run), "--quiet",
+            "--cluster", "ray", "--address", address, *extra]
+
+
+def test_a_cluster_run_is_a_local_run_and_survives_its_learner(
+        cluster: str, tmp_path: Path) -> None:
+    from descent.nets.learn.config import load_config
+
+    cfg_text = (
+        'game = "hex(size=3)"\nseed = 7\n'
+        '[selfplay]\niterations = 20\ngames_per_iteration = 4\nworkers = 2\n'
+        'eps_start = 0.5\nanneal_iterations = 10\nhash_mb = 4\n'
+        '[data]\nreplay_games = 8\n[update]\nbatch_size = 32\ndevice = "cpu"\n'
+        '[eval]\nevery = 0\ngames = 0\n[run]\ncheckpoint_every = 1\n')
+    config = tmp_path / "run.toml"
+    config.write_text(cfg_text)
+    local = Trainer(load_config(config).with_overrides(run__max_iterations=3,
+                                                       run__progress=False),
+                    tmp_path / "local")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    run = tmp_path / "cluster"
+    # the learner is killed (SIGKILL) once its first checkpoint is written ...
+    proc = subprocess.Popen(_train_args(run, cluster, "--config", str(config),
+                                        "--max-iterations", "50"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 600
+    while not (run / "checkpoint.pt").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    done = len(_metrics(run))
+    assert 1 <= done < 50
+    # ... and resumed on the cluster, it continues from that checkpoint
+    resumed = subprocess.run(_train_args(run, cluster, "--resume", "--max-iterations", "1"),
+                             env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    records = _metrics(run)
+    iterations = [r["iteration"] for r in records if r.get("kind") == "iteration"]
+    assert iterations == list(range(1, len(iterations) + 1))
+    # the cluster's games are the local workers' games: same metrics, iteration by
+    # iteration (the killed learner lost nothing it had checkpointed)
+    local.run()
+    expected = [r for r in _metrics(tmp_path / "local") if r.get("kind") == "iteration"]
+    got = [r for r in records if r.get("kind") == "iteration"]
+    n = min(len(expected), len(got))
+    assert n >= 2
+    assert got[:n] == expected[:n]
