@@ -100,11 +100,16 @@ class TimeManager:
             # Canadian: the block's time for the block's stones, evenly
             block = left if limits.in_byoyomi else limits.byoyomi
             per = block / limits.byoyomi_stones
+            if limits.byoyomi_stones == 1:
+                # a block of one stone is renewed by every move: all of it but the
+                # overhead (the search's clock covers its own setup, so it ends there)
+                return self._clamp(per * 0.5, per, per, block)
             return self._clamp(per * 0.5, per * 0.9, per * 1.5, block)
         if limits.byoyomi > 0 and (limits.in_byoyomi or left <= 0):
-            # Japanese: a period is renewed by every move made within it
+            # Japanese: a period is renewed by every move made within it, so a move may
+            # use all of it but the overhead
             per = limits.byoyomi
-            return self._clamp(per * 0.5, per * 0.8, per * 0.9, per)
+            return self._clamp(per * 0.5, per, per, per)
         moves_left = limits.moves_to_go or max(
             self.min_moves_left, self.expected_moves - moves_played // 2)
         target = left / moves_left + 0.8 * limits.increment

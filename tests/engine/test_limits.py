@@ -40,7 +40,9 @@ def test_increment_and_moves_to_go() -> None:
 def test_byoyomi_and_canadian_periods() -> None:
     tm = TimeManager(overhead=0.1)
     b = tm.budget(Limits(time_left=0.0, byoyomi=5.0, byoyomi_periods=3, in_byoyomi=True))
-    assert b is not None and b.maximum <= 5.0 - 0.1 and b.target == pytest.approx(4.0)
+    assert b is not None and b.maximum <= 5.0 - 0.1 and b.target == pytest.approx(4.9)
+    one = tm.budget(Limits(time_left=1.0, byoyomi=1.0, byoyomi_stones=1, in_byoyomi=True))
+    assert one is not None and one.target == one.maximum == pytest.approx(0.9)
     c = tm.budget(Limits(time_left=30.0, byoyomi=300.0, byoyomi_stones=10, in_byoyomi=True))
     assert c is not None and c.maximum <= 30.0 - 0.1 and c.target == pytest.approx(2.7)
 

@@ -156,6 +156,29 @@ def test_the_tree_is_kept_across_moves() -> None:
     assert sum(c.visits for c in other.children) == 500
 
 
+@pytest.mark.parametrize("hash_mb, plies", [(1, 1), (16, 2)])
+def test_a_kept_tree_is_exactly_the_subtree_it_was_cut_from(hash_mb: int, plies: int) -> None:
+    """The tree is moved down in place (garbage nodes and blocks between the kept ones
+    when 1 MiB fills): every node, child and statistic below the new root survives."""
+    state = position("hex(size=9)", ["e5"])
+    search = rave(seed=4, hash_mb=hash_mb)
+    first = search.run(state, Stopper(iterations=6000))
+    path = first.pv[:plies]
+    if hash_mb == 1:
+        # a full table leaves nodes unexpanded: the most visited child that has children
+        grown = [c for c in search._subtree()[2] if c[6] is not None and c[6][2]]
+        path = [max(grown, key=lambda c: c[1])[0]]
+    before = search._subtree(path)
+    assert len(before[2]) > 10 and before[1] > 50
+    for move in path:
+        state.apply_action(move)
+    search._trees_for(state, False)
+    assert search._subtree() == before
+    # and it searches on from there
+    kept = search.run(state, Stopper(iterations=500))
+    assert sum(c.visits for c in kept.children) == sum(c[1] for c in before[2]) + 500
+
+
 def test_proofs_stay_exact_along_a_game_with_the_kept_tree() -> None:
     state = make_game("hex(size=4)").new_initial_state()
     search = rave(seed=9, hash_mb=64)
