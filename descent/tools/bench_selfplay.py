@@ -8,9 +8,17 @@ Every mode plays the same games (the same seeds, the same network: the games and
 network evaluations are identical, only the time differs) through the real pools of
 ``descent train``: ``worker`` one self-play process (``selfplay.workers = 1``),
 ``workers:N`` N of them, ``batched:B`` one process playing B games at once with their
-network calls gathered (``selfplay.batch_games``), ``ray:N`` N actors on a local Ray
-cluster of N CPUs. Each pool first plays a warm-up round (its start, the network's first
-calls) that is not timed. Ratios are against the first mode, measured in the same run.
+network calls gathered (``selfplay.batch_games``; ``batched:BxW``: W such processes),
+``ray:N`` N actors on a local Ray cluster of N CPUs. On a GPU machine, the hex11 run's
+network on 14 CUDA workers, one game each and four at once (RESULTS.md, fifteenth
+session)::
+
+    python -m descent.tools.bench_selfplay --config nets/runs/hex11/config.toml \
+        --model nets/runs/hex11/model.dnet --iterations 3 --backend torch --device cuda \
+        --games 56 --modes workers:14,batched:4x14
+
+Each pool first plays a warm-up round (its start, the network's first calls) that is not
+timed. Ratios are against the first mode, measured in the same run.
 """
 
 from __future__ import annotations
@@ -23,12 +31,13 @@ from typing import Any
 
 from descent.nets.learn.config import TrainConfig, load_config
 from descent.nets.modelfile import LoadedModel, load_model
+from descent.tools.bench_threads_net import CallRates
 
 EPSILON = 0.5
 
 
 @dataclass
-class Row:
+class Row(CallRates):
     mode: str
     games: int
     plies: int
@@ -36,18 +45,12 @@ class Row:
     calls: int               # backend calls
     seconds: float
 
-    @property
-    def per_second(self) -> float:
-        return self.positions / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def per_call(self) -> float:
-        return self.positions / self.calls if self.calls else 0.0
-
 
 def _pool(cfg: TrainConfig, mode: str) -> Any:
     kind, _, arg = mode.partition(":")
-    n = int(arg) if arg else 1
+    n_text, _, w_text = arg.partition("x")
+    n = int(n_text) if n_text else 1
+    w = int(w_text) if w_text else 1
     if kind == "worker":
         from descent.nets.learn.workers import SelfPlayPool
 
@@ -59,13 +62,13 @@ def _pool(cfg: TrainConfig, mode: str) -> Any:
     if kind == "batched":
         from descent.nets.learn.workers import SelfPlayPool
 
-        return SelfPlayPool(cfg.with_overrides(selfplay__batch_games=n, selfplay__workers=1), 1)
+        return SelfPlayPool(cfg.with_overrides(selfplay__batch_games=n, selfplay__workers=w), w)
     if kind == "ray":
         from descent.nets.learn.cluster import RayPool
 
         return RayPool(cfg.with_overrides(selfplay__batch_games=1, selfplay__workers=n), n,
                        num_cpus=n)
-    raise ValueError(f"unknown mode {mode!r} (worker, workers:N, batched:B, ray:N)")
+    raise ValueError(f"unknown mode {mode!r} (worker, workers:N, batched:B[xW], ray:N)")
 
 
 def measure(cfg: TrainConfig, mode: str, model: LoadedModel, games: int,
@@ -126,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=8, help="games each mode plays, timed")
     p.add_argument("--warmup", type=int, default=2, help="untimed games before them")
     p.add_argument("--modes", default="worker,ray:1,ray:2,batched:8",
-                   help="comma-separated: worker, workers:N, batched:B, ray:N")
+                   help="comma-separated: worker, workers:N, batched:B[xW], ray:N")
     args = p.parse_args(argv)
     cfg = _config(args)
     model = _model(cfg, args.model)

@@ -23,14 +23,12 @@ from descent.search_cy.search.stopper import Stopper
 CONFIGS = ((1, False), (4, False), (4, True), (8, False), (8, True), (14, True))
 
 
-@dataclass
-class Row:
-    threads: int
-    gather: bool
+class CallRates:
+    """Positions valued a second and a backend call, for a row with those three fields."""
+
     positions: int
     calls: int
     seconds: float
-    iterations: int
 
     @property
     def per_second(self) -> float:
@@ -39,6 +37,16 @@ class Row:
     @property
     def per_call(self) -> float:
         return self.positions / self.calls if self.calls else 0.0
+
+
+@dataclass
+class Row(CallRates):
+    threads: int
+    gather: bool
+    positions: int
+    calls: int
+    seconds: float
+    iterations: int
 
 
 def measure(model: str, backend: str = "torch", device: str = "cuda", seconds: float = 3.0,

@@ -28,11 +28,11 @@ def test_one_worker_and_batched_games_play_the_same_games() -> None:
 
 def test_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--game", "hex(size=3)", "--preset", "tiny", "--iterations", "4",
-                 "--games", "2", "--warmup", "0", "--modes", "worker,workers:2"]) == 0
+                 "--games", "4", "--warmup", "0", "--modes", "worker,workers:2,batched:2x2"]) == 0
     out = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in out[2:]]
-    assert [r[0] for r in rows] == ["worker", "workers:2"]
-    assert rows[0][3] == rows[1][3]           # the same network evaluations
+    assert [r[0] for r in rows] == ["worker", "workers:2", "batched:2x2"]
+    assert rows[0][3] == rows[1][3] == rows[2][3]    # the same network evaluations
     with pytest.raises(ValueError, match="unknown mode"):
         main(["--game", "hex(size=3)", "--preset", "tiny", "--games", "1", "--warmup", "0",
               "--modes", "threads:2"])
