@@ -104,6 +104,25 @@ def test_actors_play_the_games_local_workers_play_and_take_new_weights(
     assert len({tuple(g.record.actions) for g in there}) > 1
 
 
+def test_actors_batch_their_games_as_local_workers_do(cluster: str) -> None:
+    from descent.nets.learn.cluster import RayPool
+    from descent.nets.learn.workers import _Player
+
+    cfg = _cfg(selfplay__batch_games=3, selfplay__workers=2)
+    model = _model(cfg, 5)
+    pool = RayPool(cfg, 2, cluster)
+    try:
+        there = pool.play(0, 6, 0.5, model)         # a task of three games an actor
+    finally:
+        pool.close()
+    _same(there, _Player(cfg.with_overrides(selfplay__batch_games=1)).play(
+        list(range(6)), 0.5, model))
+    # gathered: fewer backend calls than the games' searches made one at a time
+    alone = _Player(cfg.with_overrides(selfplay__batch_games=1)).play(list(range(6)), 0.5,
+                                                                       model)
+    assert sum(g.batches for g in there) < sum(g.batches for g in alone)
+
+
 def test_an_actor_killed_mid_game_is_replaced_and_its_game_played_again(
         cluster: str) -> None:
     from descent.nets.learn.cluster import RayPool
