@@ -36,8 +36,9 @@ loss for the player to move; a node with a child lost for the opponent is won; a
 whose children are all won for the opponent is lost. A proven root stops the search.
 
 The tree is kept from one move to the next (``keep_tree``): the subtree below the moves
-played since the last search is copied to the front of fresh arenas, its statistics and
-proofs included.
+played since the last search is moved down to the front of its arenas, in place, its
+statistics and proofs included. That move, like the root's knowledge, runs on the
+search's clock (``run`` starts the stopper before it).
 
 Threads: root parallelisation (Chaslot, Winands and van den Herik 2008). Each thread grows
 its own tree from its own seed over a share of the memory budget; the decision sums the
