@@ -38,7 +38,7 @@ from descent.nets.learn.workers import PlayedGame, task_numbers
 from descent.nets.modelfile import LoadedModel
 
 RAY_MISSING = ("--cluster ray needs Ray, which the engine itself does not: "
-               "pip install 'descent-engine[cluster]' (or pip install 'ray[default]')")
+               "pip install 'descent-engine[cluster]' (or pip install ray)")
 
 
 def _ray() -> Any:
@@ -113,8 +113,6 @@ class RayPool:
                 self.started_here = True
         if workers <= 0:
             workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        if workers < 1:
-            raise ValueError("a self-play pool needs at least one worker")
         self.workers = workers
         resources: dict[str, Any] = {"num_cpus": 1}
         if cfg.selfplay.device == "cuda":
@@ -178,7 +176,8 @@ class RayPool:
         return list(ray.get([actor.pid.remote() for actor in self.actors]))
 
     def close(self, terminate: bool = False) -> None:
-        """Ends the actors (and the local cluster this pool started)."""
+        """Ends the actors at once, games in progress abandoned, whatever ``terminate``
+        (``SelfPlayPool``'s interface), and the local cluster this pool started."""
         ray = _ray()
         for actor in self.actors:
             ray.kill(actor)
