@@ -347,42 +347,35 @@ cdef class _Tree:
         arenas took 10-130 ms a move on 11x11, outside the move's clock)."""
         cdef long long nn = self.n_nodes
         cdef int32_t* remap = <int32_t*>malloc(nn * sizeof(int32_t))
-        cdef int32_t* stack = <int32_t*>malloc(nn * sizeof(int32_t))
         cdef uint64_t* keys = <uint64_t*>malloc(nn * sizeof(uint64_t))
         cdef long long k, kept = 0, p, dest = 0, blocks = 0, b
         cdef int32_t j, x
-        cdef int i, sp = 0, count
+        cdef int i, count
         cdef Node* nd
         cdef Child* c
-        if not remap or not stack or not keys:
+        if not remap or not keys:
             free(remap)
-            free(stack)
             free(keys)
             return False
         with nogil:
+            # one pass in the order of the old indices: a node's children come after it,
+            # so a node reached from the root is marked (0; -1 elsewhere) before the pass
+            # gets to it; a marked node marks its children and takes its rank as its new
+            # index (the root, the lowest index of its subtree, becomes node 0)
             memset(remap, 0xFF, nn * sizeof(int32_t))
-            # the subtree: marked 0 in remap (-1 elsewhere)
             remap[root] = 0
-            stack[sp] = root
-            sp += 1
-            while sp > 0:
-                sp -= 1
-                nd = &self.nodes[stack[sp]]
-                if nd.first < 0:
-                    continue
-                for i in range(nd.count):
-                    x = self.children[nd.first + i].node
-                    if x >= 0:
-                        remap[x] = 0
-                        stack[sp] = x
-                        sp += 1
-            # the nodes, in the order of their old indices; the root (the lowest index
-            # of its subtree: created before its descendants) becomes node 0
             for k in range(root, nn):
-                if remap[k] == 0:
-                    remap[k] = <int32_t>kept
-                    self.nodes[kept] = self.nodes[k]
-                    kept += 1
+                if remap[k] != 0:
+                    continue
+                nd = &self.nodes[k]
+                if nd.first >= 0:
+                    for i in range(nd.count):
+                        x = self.children[nd.first + i].node
+                        if x >= 0:
+                            remap[x] = 0
+                remap[k] = <int32_t>kept
+                self.nodes[kept] = self.nodes[k]
+                kept += 1
             # the kept nodes' children blocks, in the order of their old positions (a
             # sort of the expanded nodes' keys: far fewer than the children)
             for j in range(<int32_t>kept):
@@ -406,7 +399,6 @@ cdef class _Tree:
                         c.node = remap[c.node]
                 dest += count
         free(remap)
-        free(stack)
         free(keys)
         self.n_nodes = kept
         self.n_children = dest
