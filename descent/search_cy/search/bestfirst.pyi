@@ -10,6 +10,7 @@ from typing_extensions import disjoint_base
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
+from descent.search_cy.search.rminimax import TreeBuilder
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.tree import TreeTable
 
@@ -28,7 +29,10 @@ class BestFirstSearch:
     threads: int
     gatherer: Any
     def audit(self) -> list[str]: ...
-    def rminimax_policy(self, state: GameState, theta: float) -> list[tuple[int, float]]: ...
+    def rminimax_tree(self, state: GameState, scale: float = 1.0) -> TreeBuilder: ...
+    def rminimax_policy(
+        self, state: GameState, theta: float, arc_cost: float = 0.0, scale: float = 1.0
+    ) -> list[tuple[int, float]]: ...
     def walk_tree(
         self,
         root: GameState,

@@ -58,6 +58,8 @@ from libc.stdlib cimport malloc, calloc, free, realloc
 
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.games.zobrist cimport splitmix64
+from descent.search_cy.search.rminimax cimport (
+    TreeBuilder, K_RANDOMISED, K_OPPONENT, K_CHANCE, K_LEAF)
 from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
 from descent.search_cy.search.stopper cimport (
     Stopper, monotonic, STOP_NONE, STOP_RESOLVED, STOP_MEMORY, STOP_TIME, STOP_NODES,
@@ -1356,105 +1358,79 @@ cdef class BestFirstSearch:
 
     # -- Rminimax ------------------------------------------------------------------
 
-    cdef double _soft_value(self, GameState s, double theta, int depth,
-                            double* memo) noexcept:
-        """Soft (randomised) minimax value of a stored node, log-space: the side to move
-        chooses child a with probability proportional to exp(+-theta v(a)) under a
-        uniform reference policy, so V = +-(1/theta) log mean exp(+-theta V(a)).
-        ``memo`` (NaN = not yet computed) makes transpositions cost one visit."""
-        cdef int64_t idx = self.table.c_find_index(s.c_hash())
-        cdef Node* node
-        cdef int k, nchild, sgn
-        cdef int64_t first
-        cdef double m, acc, x
-        cdef double* vs
-        if idx < 0:
-            return INFINITY   # caller falls back to the stored child value
-        if memo[idx] == memo[idx]:
-            return memo[idx]
-        node = &self.table.nodes[idx]
-        first = node.first
-        nchild = node.nchild
-        if depth >= GC_MAX_DEPTH:
-            return node.v
-        vs = <double*>malloc(nchild * sizeof(double))
-        if vs == NULL:
-            return node.v
+    cdef int64_t _rminimax_node(self, GameState s, int64_t idx, int depth, int root_player,
+                                double sv, TreeBuilder b, int64_t* ids) except -1:
+        """Adds the stored subtree of table node ``idx`` (the state ``s``) to ``b``, once
+        per table node (transpositions share theirs), and returns its id there. Children
+        outside the table are leaves with their stored values."""
+        cdef Node* node = &self.table.nodes[idx]
+        cdef int64_t first = node.first, e, me, child, cidx
+        cdef int nchild = node.nchild, k, player = node.player
+        if ids[idx] >= 0:
+            return ids[idx]
+        me = b.c_node(K_CHANCE if player == CHANCE else
+                      (K_RANDOMISED if player == root_player else K_OPPONENT),
+                      sv * node.v, depth, False)
+        ids[idx] = me
+        e = b.c_edges(me, nchild)
+        if depth == 0:
+            b.root_actions = [self.table.children[first + k].action for k in range(nchild)]
         for k in range(nchild):
-            # every stored subtree is re-valued softly, solved ones included: a solved
-            # line's soft value still reflects the randomised play below it
-            vs[k] = self.table.children[first + k].v
+            if player == CHANCE:
+                b.edge_p[e + k] = self.table.children[first + k].p
             s.c_apply(self.table.children[first + k].action)
-            if not s.c_terminal():
-                x = self._soft_value(s, theta, depth + 1, memo)
-                if x != INFINITY:
-                    vs[k] = x
+            cidx = -1 if s.c_terminal() or depth >= GC_MAX_DEPTH \
+                else self.table.c_find_index(s.c_hash())
+            if cidx >= 0:
+                child = self._rminimax_node(s, cidx, depth + 1, root_player, sv, b, ids)
+            else:
+                child = b.c_node(K_LEAF, sv * self.table.children[first + k].v, depth + 1,
+                                 s.c_terminal())
             s.c_undo()
-        if node.player == CHANCE:
-            acc = 0.0
-            for k in range(nchild):
-                acc += self.table.children[first + k].p * vs[k]
-        else:
-            sgn = 1 if node.player == 0 else -1
-            m = -INFINITY
-            for k in range(nchild):
-                if sgn * theta * vs[k] > m:
-                    m = sgn * theta * vs[k]
-            acc = 0.0
-            for k in range(nchild):
-                acc += exp(sgn * theta * vs[k] - m)
-            acc = sgn * (m + log(acc / nchild)) / theta
-        free(vs)
-        memo[idx] = acc
-        return acc
+            b.edge_to[e + k] = child
+        return me
 
-    def rminimax_policy(self, GameState state, double theta) -> list:
-        """[(action, probability)] of the randomised minimax policy at the root of the
-        last search, for inverse temperature theta > 0 (large: the minimax move; small:
-        close to uniform). Children's values are the soft values of their subtrees.
+    def rminimax_tree(self, GameState state, double scale=1.0) -> TreeBuilder:
+        """The stored tree below ``state`` (the root of the last search) in Rminimax's
+        flat form (rminimax.pyx): values in the root player's view divided by ``scale``.
         Blocks (one pass over the stored tree)."""
         cdef int64_t idx, i
-        cdef Node* node
-        cdef int k, nchild, sgn
-        cdef int64_t first
-        cdef double x, m
-        cdef double* memo
-        if not theta > 0:
-            raise ValueError("theta must be > 0")
+        cdef int64_t* ids
+        cdef TreeBuilder b = TreeBuilder()
         if self.table is None:
             raise ValueError("no search has been run")
+        if not scale > 0:
+            raise ValueError("scale must be > 0")
         idx = self.table.c_find_index(state.c_hash())
         if idx < 0:
             raise ValueError("the state is not the root of a search in the table")
-        node = &self.table.nodes[idx]
-        if node.player == CHANCE:
+        if self.table.nodes[idx].player == CHANCE:
             raise ValueError("the root is a chance node: there is no move to choose")
-        first = node.first
-        nchild = node.nchild
-        sgn = 1 if node.player == 0 else -1
-        memo = <double*>malloc(self.table.n_nodes * sizeof(double))
-        if memo == NULL:
+        ids = <int64_t*>malloc(self.table.n_nodes * sizeof(int64_t))
+        if ids == NULL:
             raise MemoryError()
         for i in range(self.table.n_nodes):
-            memo[i] = NAN
-        values = []
+            ids[i] = -1
+        root_player = self.table.nodes[idx].player
         try:
-            for k in range(nchild):
-                x = self.table.children[first + k].v
-                state.c_apply(self.table.children[first + k].action)
-                if not state.c_terminal():
-                    soft = self._soft_value(state, theta, 1, memo)
-                    if soft != INFINITY:
-                        x = soft
-                state.c_undo()
-                values.append(x)
+            self._rminimax_node(state, idx, 0, root_player,
+                                (1.0 if root_player == 0 else -1.0) / scale, b, ids)
         finally:
-            free(memo)
-        m = max(sgn * theta * x for x in values)
-        weights = [exp(sgn * theta * x - m) for x in values]
-        total = sum(weights)
-        return [(self.table.children[first + k].action, weights[k] / total)
-                for k in range(nchild)]
+            free(ids)
+        return b
+
+    def rminimax_policy(self, GameState state, double theta, double arc_cost=0.0,
+                        double scale=1.0) -> list:
+        """[(action, probability)] of Rminimax's randomised policy (rminimax.pyx) at the
+        root of the last search, over the stored tree: inverse temperature ``theta`` on
+        values divided by ``scale`` (a win is 1), ``arc_cost`` per move. Blocks (one pass
+        over the stored tree)."""
+        cdef TreeBuilder b
+        if not theta > 0:
+            raise ValueError("theta must be > 0")
+        b = self.rminimax_tree(state, scale)
+        probs = b.policy(theta, arc_cost)
+        return [(int(a), float(p)) for a, p in zip(b.root_actions, probs, strict=True)]
 
 
     # -- tree learning -------------------------------------------------------------

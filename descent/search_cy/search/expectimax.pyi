@@ -11,6 +11,9 @@ from descent.search_cy.search.ttable import TranspositionTable
 
 TERMINAL_KINDS: dict[str, int]
 
+RMINIMAX_DEPTH: int
+RMINIMAX_NODES: int
+
 @disjoint_base
 class Expectiminimax:
     evaluator: Evaluator
@@ -31,5 +34,9 @@ class Expectiminimax:
     ) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
     def clear(self) -> None: ...
+    def rminimax_policy(
+        self, state: GameState, theta: float, arc_cost: float = 0.0, scale: float = 1.0,
+        depth: int = 3,
+    ) -> list[tuple[int, float]]: ...
     @property
     def bounds(self) -> tuple[float, float]: ...

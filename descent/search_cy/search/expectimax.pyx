@@ -57,6 +57,12 @@ from descent.search_cy.search.ttable cimport (
     TranspositionTable, TTEntry, TT_EXACT, TT_LOWER, TT_UPPER, TT_BOUND_MASK, TT_RESOLVED)
 
 from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams
+from descent.search_cy.search.rminimax import full_width_tree
+
+# Rminimax (rminimax_policy): the full-width tree's depth in player plies, and its size
+# bound (a tree that would pass it is built one ply shallower).
+RMINIMAX_DEPTH = 3
+RMINIMAX_NODES = 1_000_000
 from descent.search_cy.search.result import ChildStat, SearchResult
 
 cdef enum:
@@ -253,6 +259,30 @@ cdef class Expectiminimax:
         self.tt.c_clear()
         for i in range(2 * HIST_SIZE):
             self.history[i] = 0
+
+    def rminimax_policy(self, GameState state, double theta, double arc_cost=0.0,
+                        double scale=1.0, int depth=RMINIMAX_DEPTH) -> list:
+        """[(action, probability)] of Rminimax's randomised policy (rminimax.pyx) over the
+        full-width tree of ``state`` to ``depth`` player plies (fewer when that tree
+        would pass RMINIMAX_NODES nodes), the paper's own setting: chance nodes take the
+        expectation, the horizon is valued by this search's evaluator and terminal states
+        by its terminal heuristic. Blocks (the evaluator values every horizon state)."""
+        cdef int d
+        if not theta > 0:
+            raise ValueError("theta must be > 0")
+        max_plies = float(self.params.max_plies or state.game.max_game_length)
+        d = max(1, depth)
+        while True:
+            tree = full_width_tree(state, self.evaluator, d, terminal=self.kind,
+                                   max_plies=max_plies, scale=scale,
+                                   max_nodes=RMINIMAX_NODES)
+            if tree is not None or d == 1:
+                break
+            d -= 1
+        if tree is None:
+            raise ValueError("the root has too many moves for an Rminimax tree")
+        probs = tree.policy(theta, arc_cost)
+        return [(int(a), float(p)) for a, p in zip(tree.root_actions, probs, strict=True)]
 
     @property
     def bounds(self) -> tuple:

@@ -1,7 +1,8 @@
 """Playing strength levels by Rminimax: the search runs as usual, then the move is drawn
-from the randomised minimax policy with inverse temperature ``theta`` (values in
-[-1, 1]): small ``theta`` plays nearly uniformly, large ``theta`` nearly the minimax move,
-and level ``"max"`` plays the search's own decision without randomisation.
+from Rminimax's randomised policy (rminimax.pyx, the paper's eq. 10-11) with inverse
+temperature ``theta`` on values where a win is 1: small ``theta`` plays nearly uniformly,
+large ``theta`` nearly the minimax move, and level ``"max"`` plays the search's own
+decision without randomisation.
 
 Levels are names (``STRENGTH_LEVELS``) or integers ``"0"`` to ``"20"`` on a geometric
 scale between ``THETA_MIN = 1e-3`` and ``THETA_MAX = 150``::
@@ -69,15 +70,36 @@ def parse_strength(text: str) -> float | None:
         f"unknown strength level {text!r}; valid: {', '.join(valid_levels())}")
 
 
+def value_scale(search: Any, state: GameState) -> float:
+    """What a win is worth in ``search``'s values: ``P + 1`` under the additive depth
+    heuristic (terminal values in plies), 1 otherwise (values within [-1, 1])."""
+    params = getattr(search, "params", None)
+    if params is None or getattr(params, "terminal", "gain") != "depth_add":
+        return 1.0
+    return float((params.max_plies or state.game.max_game_length) + 1)
+
+
+def arc_cost(search: Any, state: GameState) -> float:
+    """The paper's unit cost a move, on the scale where a win is worth ``P + 1`` moves
+    (``P`` the game's maximum length, as for the additive depth heuristic): ``1 / (P + 1)``
+    in values where a win is 1. A path's moves then cost less than a win is worth, and
+    the randomised player prefers the quicker of two equal ends."""
+    params = getattr(search, "params", None)
+    longest = getattr(params, "max_plies", 0) or state.game.max_game_length
+    return 1.0 / (float(longest) + 1.0)
+
+
 def _policy_from_children(
-    result: SearchResult, player: int, theta: float
+    result: SearchResult, player: int, theta: float, scale: float
 ) -> list[tuple[int, float]]:
-    """Softmax with inverse temperature ``theta`` over the root children's values from
-    the mover's view: the fallback for searches without ``rminimax_policy``."""
+    """Rminimax over the one-ply tree of the root's children (each a leaf with the
+    search's value; the moves' equal cost cancels): the randomised policy for searches
+    that keep no tree (``rminimax_policy``)."""
     if not result.children:
         raise ValueError("the result has no children statistics to randomise over")
     sign = 1.0 if player == 0 else -1.0
-    z = np.array([sign * theta * c.value for c in result.children], dtype=np.float64)
+    z = np.array([sign * theta * c.value / scale for c in result.children],
+                 dtype=np.float64)
     w = np.exp(z - z.max())
     p = w / w.sum()
     return [(c.action, float(q)) for c, q in zip(result.children, p, strict=True)]
@@ -92,21 +114,24 @@ def choose_move(
 ) -> int:
     """The move to play at ``level`` after ``search`` searched ``state`` into ``result``.
 
-    ``"max"``: ``result.action``. Otherwise the Rminimax policy of ``search`` (an object
-    with ``rminimax_policy(state, theta)``, e.g. ``BestFirstSearch``, or a ``SearchRunner``
-    whose ``impl`` has it) is sampled with ``rng``; a search without it falls back to a
-    softmax with inverse temperature ``theta`` over ``result.children`` values from the
-    side to move's view."""
+    ``"max"``: ``result.action``. Otherwise Rminimax's randomised policy (rminimax.pyx) is
+    sampled with ``rng``: over ``search``'s stored tree (best-first searches) or its
+    full-width tree (expectiminimax), through the search's ``rminimax_policy`` (on
+    ``search`` or a ``SearchRunner``'s ``impl``), with ``theta`` applied to values where a
+    win is 1 and the unit cost a move of ``arc_cost``; a search without it (MCTS, RAVE)
+    randomises over the root's children values, the one-ply tree."""
     theta = parse_strength(level)
     if theta is None or math.isinf(theta):
         return result.action
-    policy_fn = getattr(search, "rminimax_policy", None)
-    if policy_fn is None:
-        policy_fn = getattr(getattr(search, "impl", None), "rminimax_policy", None)
+    impl = search if hasattr(search, "rminimax_policy") else getattr(search, "impl", None)
+    policy_fn = getattr(impl, "rminimax_policy", None)
+    owner = search if hasattr(search, "params") else impl
+    scale = value_scale(owner, state)
     if policy_fn is not None:
-        policy: list[tuple[int, float]] = list(policy_fn(state, theta))
+        policy: list[tuple[int, float]] = list(
+            policy_fn(state, theta, arc_cost(owner, state), scale))
     else:
-        policy = _policy_from_children(result, state.current_player(), theta)
+        policy = _policy_from_children(result, state.current_player(), theta, scale)
     if not policy:
         return result.action
     actions = [a for a, _ in policy]

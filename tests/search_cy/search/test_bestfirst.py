@@ -348,43 +348,50 @@ def test_external_stop_from_another_thread() -> None:
 # -- Rminimax -----------------------------------------------------------------------
 
 
-def soft_value(table: TreeTable, state: GameState, theta: float, stored: float,
-               memo: dict[int, float] | None = None) -> float:
-    """The randomised-minimax recurrence written plainly over the tree stored in a table:
-    a child without a node of its own is a leaf valued by its parent's record."""
+def log_partition(table: TreeTable, state: GameState, root_player: int, theta: float,
+                  stored: float, memo: dict[int, float]) -> float:
+    """Rminimax's partition recurrence (eq. 10-11, no arc cost) written plainly over the
+    tree stored in a table: a child without a node of its own is a leaf valued by its
+    parent's record, in the root player's view."""
     node = None if state.is_terminal() else table.node(state.hash)
     if node is None:
-        return stored
-    memo = {} if memo is None else memo
+        return theta * (stored if root_player == 0 else -stored)
     if state.hash in memo:
         return memo[state.hash]
-    values = []
+    logs = []
     for action, value, _n, p, _r, _c in node[5]:
         state.apply_action(action)
-        values.append((p, soft_value(table, state, theta, value, memo)))
+        child = log_partition(table, state, root_player, theta, value, memo)
         state.undo()
+        # an outcome's probability (only a chance node's children carry one)
+        logs.append(p * child if p > 0 else child)
     if state.is_chance_node():
-        memo[state.hash] = sum(p * v for p, v in values)
-        return memo[state.hash]
-    sign = 1.0 if state.current_player() == 0 else -1.0
-    m = max(sign * theta * v for _, v in values)
-    memo[state.hash] = sign * (m + math.log(
-        sum(math.exp(sign * theta * v - m) for _, v in values) / len(values))) / theta
-    return memo[state.hash]
+        out = sum(logs)
+    elif state.current_player() == root_player:
+        out = _logsumexp(logs) - math.log(len(logs))
+    else:
+        out = min(logs)
+    memo[state.hash] = out
+    return out
+
+
+def _logsumexp(xs: list[float]) -> float:
+    m = max(xs)
+    return m + math.log(sum(math.exp(x - m) for x in xs))
 
 
 def reference_policy(table: TreeTable, state: GameState, theta: float) -> dict[int, float]:
     node = table.node(state.hash)
     assert node is not None
-    sign = 1.0 if state.current_player() == 0 else -1.0
-    values = {}
+    player = state.current_player()
+    logs = {}
     memo: dict[int, float] = {}
     for action, value, *_ in node[5]:
         state.apply_action(action)
-        values[action] = soft_value(table, state, theta, value, memo)
+        logs[action] = log_partition(table, state, player, theta, value, memo)
         state.undo()
-    m = max(sign * theta * v for v in values.values())
-    weights = {a: math.exp(sign * theta * v - m) for a, v in values.items()}
+    m = max(logs.values())
+    weights = {a: math.exp(x - m) for a, x in logs.items()}
     total = sum(weights.values())
     return {a: w / total for a, w in weights.items()}
 
