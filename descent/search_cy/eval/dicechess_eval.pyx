@@ -31,24 +31,26 @@ cdef extern from *:
     int dce_ctz(uint64_t x) noexcept nogil
     int dce_msb(uint64_t x) noexcept nogil
 
-cdef enum:
-    MOBILITY_CP = 3          # per pseudo-legal move of a knight, bishop, rook or queen
 
 cdef uint64_t RANK_1 = 0xFF
 cdef uint64_t RANK_8 = 0xFF00000000000000
 
-# Weights of the expected capture gains: the roller's own gain is likely (it chooses its
-# best capture of the rolled type), the reply comes after a move that may defuse it.
-cdef double GAIN_ROLL = 0.7      # chance node: the roller's expected gain
-cdef double GAIN_REPLY = 0.3     # chance node: the other side's gain after the roller
-cdef double GAIN_DIE = 0.9       # move node: the mover's best capture with its die
-cdef double GAIN_AFTER = 0.5     # move node: the opponent's expected gain on its roll
-cdef double KING_REPLY = 0.8     # the opponent's king-capture chance survives our move
-cdef double KING_FLEE = 0.3      # ... unless our die is a 6 and the king can step away
-# Centipawns per unit of atanh: dice chess is so random that even a queen (900) is far
-# from a sure win, and a softer scale keeps the king-capture chances decisive (a 1-ply
-# greedy player with 2500 beats one with 700 in about 56% of games).
-cdef double SCALE_CP = 2500.0
+# The tunable weights (DiceChessEvaluator.WEIGHTS; an instance's own values in self.w).
+# The expected capture gains: the roller's own gain is likely (it chooses its best capture
+# of the rolled type), the reply comes after a move that may defuse it. The king-capture
+# chance of the opponent survives our move, less so when our die is a 6 and the king can
+# step away. Centipawns per unit of atanh: dice chess is so random that even a queen
+# (900) is far from a sure win, and a softer scale keeps the king-capture chances
+# decisive (a 1-ply greedy player with 2500 beats one with 700 in about 56% of games).
+cdef enum:
+    GAIN_ROLL = 0        # chance node: the roller's expected gain
+    GAIN_REPLY = 1       # chance node: the other side's gain after the roller
+    GAIN_DIE = 2         # move node: the mover's best capture with its die
+    GAIN_AFTER = 3       # move node: the opponent's expected gain on its roll
+    KING_REPLY = 4       # the opponent's king-capture chance survives our move
+    KING_FLEE = 5        # ... unless our die is a 6 and the king can step away
+    SCALE_CP = 6         # centipawns per unit of atanh
+    MOBILITY_CP = 7      # per pseudo-legal move of a knight, bishop, rook or queen
 cdef double WIN = 0.98           # a king capture one roll away, short of a real terminal
 cdef double CLIP = 0.99
 
@@ -196,11 +198,22 @@ cdef class DiceChessEvaluator(HeuristicEvaluator):
     the mover can take with the rolled die is worth +-0.98. Stateless between calls.
     """
 
+    WEIGHTS = (
+        ("gain_roll", 0.7, 0.0, 1.5),
+        ("gain_reply", 0.3, 0.0, 1.5),
+        ("gain_die", 0.9, 0.0, 1.5),
+        ("gain_after", 0.5, 0.0, 1.5),
+        ("king_reply", 0.8, 0.0, 1.0),
+        ("king_flee", 0.3, 0.0, 1.0),
+        ("scale_cp", 2500.0, 300.0, 6000.0),
+        ("mobility_cp", 3.0, 0.0, 20.0),
+    )
+
     cdef double c_heuristic(self, GameState s) noexcept nogil:
-        return _value(<DiceChessState>s)
+        return _value(<DiceChessState>s, self.w)
 
 
-cdef double _value(DiceChessState s) noexcept nogil:
+cdef double _value(DiceChessState s, const double* w) noexcept nogil:
     cdef uint64_t occ = s.bb[0] | s.bb[8]
     cdef uint64_t att[2][7]             # squares attacked per side and piece type
     cdef uint64_t own, enemy, pieces, a, push, caps, last, king, targets
@@ -235,7 +248,7 @@ cdef double _value(DiceChessState s) noexcept nogil:
                 if a:
                     has_move[c][t] = 1
                     if t != KING:
-                        cp[c] += MOBILITY_CP * dce_popcount(a)
+                        cp[c] += <long>(w[MOBILITY_CP] * dce_popcount(a))
         pieces = s.bb[c * 8 + PAWN]
         if c == 0:
             push = (pieces << 8) & ~occ
@@ -303,9 +316,9 @@ cdef double _value(DiceChessState s) noexcept nogil:
     win_o = -win_x
     score = <double>(cp[0] - cp[1])
     if s.die == 0:
-        score += sign_x * (GAIN_ROLL * expected[x] - GAIN_REPLY * expected[o])
-        vs = tanh(score / SCALE_CP)
-        reply = KING_REPLY * kill[o]
+        score += sign_x * (w[GAIN_ROLL] * expected[x] - w[GAIN_REPLY] * expected[o])
+        vs = tanh(score / w[SCALE_CP])
+        reply = w[KING_REPLY] * kill[o]
         vs = kill[x] * win_x + (1.0 - kill[x]) * (reply * win_o + (1.0 - reply) * vs)
     else:
         d = s.die
@@ -317,9 +330,9 @@ cdef double _value(DiceChessState s) noexcept nogil:
             for t in range(PAWN, KING + 1):
                 if gain[x][t] > g:
                     g = gain[x][t]
-        score += sign_x * (GAIN_DIE * g - GAIN_AFTER * expected[o])
-        vs = tanh(score / SCALE_CP)
-        reply = (KING_FLEE if d == KING else KING_REPLY) * kill[o]
+        score += sign_x * (w[GAIN_DIE] * g - w[GAIN_AFTER] * expected[o])
+        vs = tanh(score / w[SCALE_CP])
+        reply = (w[KING_FLEE] if d == KING else w[KING_REPLY]) * kill[o]
         vs = reply * win_o + (1.0 - reply) * vs
     if vs > CLIP:
         return CLIP

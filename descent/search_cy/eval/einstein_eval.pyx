@@ -20,14 +20,19 @@ cdef enum:
     PH_ROLL = 2
     PH_MOVE = 3
 
-# Chance that a threatened cube is really lost: high when the attacker moves next, lower
-# when its owner moves first (it may run, or strike first).
-cdef double THREAT_NOW = 0.6
-cdef double THREAT_LATER = 0.25
-cdef double CAPTURE_NOW = 0.8      # the mover's die allows the capture (it may prefer a step)
-cdef double TEMPO = 0.5            # turns
-cdef double CUBE_WEIGHT = 0.05     # per cube, on the log-turns scale
-cdef double SCALE = 1.0
+# The tunable weights (EinsteinEvaluator.WEIGHTS; an instance's own values in self.w):
+# the chance that a threatened cube is really lost, high when the attacker moves next,
+# lower when its owner moves first (it may run, or strike first); the same when the
+# mover's die allows the capture (it may prefer a step); the roller's tempo in turns;
+# the bonus per cube on the log-turns scale; the scale of the log-turns difference.
+cdef enum:
+    THREAT_NOW = 0
+    THREAT_LATER = 1
+    CAPTURE_NOW = 2
+    TEMPO = 3
+    CUBE_WEIGHT = 4
+    SCALE = 5
+
 cdef double WIN = 0.98             # a sure win next move, short of a real terminal
 cdef double CLIP = 0.99
 
@@ -73,11 +78,20 @@ cdef class EinsteinEvaluator(HeuristicEvaluator):
     opponent gets the tempo. Values lie within (-0.99, 0.99). Stateless between calls.
     """
 
+    WEIGHTS = (
+        ("threat_now", 0.6, 0.0, 1.0),
+        ("threat_later", 0.25, 0.0, 1.0),
+        ("capture_now", 0.8, 0.0, 1.0),
+        ("tempo", 0.5, 0.0, 2.0),
+        ("cube_weight", 0.05, 0.0, 0.5),
+        ("scale", 1.0, 0.1, 4.0),
+    )
+
     cdef double c_heuristic(self, GameState s) noexcept nogil:
-        return _value(<EinsteinState>s)
+        return _value(<EinsteinState>s, self.w)
 
 
-cdef double _value(EinsteinState s) noexcept nogil:
+cdef double _value(EinsteinState s, const double* w) noexcept nogil:
     cdef int masks[2][7]           # movable cubes per side and die value
     cdef double rate[2][7]         # each cube's contribution to its side's rate
     cdef double total[2]
@@ -95,7 +109,7 @@ cdef double _value(EinsteinState s) noexcept nogil:
         total[side] = 0.0
         # the roller's cubes are threatened only after its own move; the other side's
         # now (or, at a move node, right after the mover's step)
-        alpha = THREAT_LATER if side == roller else THREAT_NOW
+        alpha = w[THREAT_LATER] if side == roller else w[THREAT_NOW]
         for k in range(1, 7):
             rate[side][k] = 0.0
             cell = s.pos[side][k]
@@ -118,7 +132,7 @@ cdef double _value(EinsteinState s) noexcept nogil:
                 if mover == side ^ 1:
                     # the attacker's die is known: it captures or it does not
                     if masks[side ^ 1][s.die] & attackers:
-                        loss = CAPTURE_NOW
+                        loss = w[CAPTURE_NOW]
                 else:
                     hits = 0
                     for d in range(1, 7):
@@ -143,12 +157,12 @@ cdef double _value(EinsteinState s) noexcept nogil:
     for side in range(2):
         turns[side] = 1.0 / total[side] if total[side] > 0.0 else 1e6
     # the side that rolls next is half a turn ahead (and never below half its estimate)
-    if turns[roller] > 2.0 * TEMPO:
-        turns[roller] -= TEMPO
+    if turns[roller] > 2.0 * w[TEMPO]:
+        turns[roller] -= w[TEMPO]
     else:
         turns[roller] *= 0.5
-    x = log(turns[1]) - log(turns[0]) + CUBE_WEIGHT * (s.count[0] - s.count[1])
-    x = tanh(SCALE * x)
+    x = log(turns[1]) - log(turns[0]) + w[CUBE_WEIGHT] * (s.count[0] - s.count[1])
+    x = tanh(w[SCALE] * x)
     if x > CLIP:
         return CLIP
     if x < -CLIP:

@@ -36,12 +36,14 @@ cdef int DC[6]
 DR[:] = [-1, -1, 0, 0, 1, 1]
 DC[:] = [0, 1, -1, 1, -1, 0]
 
-# Weights of the score (in potential units, i.e. moves): the mover is about half a move
-# ahead; mobility only breaks ties between equal potentials.
-cdef double TEMPO = 0.5
-cdef double MOBILITY_WEIGHT = 0.05
+# The tunable weights of the score (HexEvaluator.WEIGHTS; an instance's own values in
+# self.w), in potential units, i.e. moves: the mover is about half a move ahead; mobility
+# only breaks ties between equal potentials; the scale of the potential difference.
+cdef enum:
+    TEMPO = 0
+    MOBILITY_WEIGHT = 1
+    SCALE = 2
 cdef int MOBILITY_CAP = 8
-cdef double SCALE = 0.3
 cdef double CLIP = 0.99
 
 
@@ -86,6 +88,12 @@ cdef class HexEvaluator(HeuristicEvaluator):
     cdef int gexpand[MAXCELLS]              # expansions through each group so far
     cdef int stamp
     cdef int queue[MAXCELLS]
+
+    WEIGHTS = (
+        ("tempo", 0.5, 0.0, 2.0),
+        ("mobility_weight", 0.05, 0.0, 0.5),
+        ("scale", 0.3, 0.05, 1.5),
+    )
 
     def __cinit__(self):
         self.nb_size = 0
@@ -280,9 +288,9 @@ cdef class HexEvaluator(HeuristicEvaluator):
             dmob = MOBILITY_CAP
         elif dmob < -MOBILITY_CAP:
             dmob = -MOBILITY_CAP
-        score = (pot_white - pot_black) + MOBILITY_WEIGHT * dmob
-        score += TEMPO if s.side == 0 else -TEMPO
-        score = tanh(SCALE * score)
+        score = (pot_white - pot_black) + self.w[MOBILITY_WEIGHT] * dmob
+        score += self.w[TEMPO] if s.side == 0 else -self.w[TEMPO]
+        score = tanh(self.w[SCALE] * score)
         if score > CLIP:
             return CLIP
         if score < -CLIP:

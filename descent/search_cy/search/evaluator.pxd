@@ -36,8 +36,13 @@ cdef class Evaluator:
     cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil
 
 
+cdef enum:
+    MAX_WEIGHTS = 16
+
+
 cdef class HeuristicEvaluator(Evaluator):
     """Subclasses implement c_heuristic, called without the GIL."""
+    cdef double w[MAX_WEIGHTS]           # tunable weights, in the class's WEIGHTS order
     cdef double c_heuristic(self, GameState s) noexcept nogil
 
 

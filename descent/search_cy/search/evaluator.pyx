@@ -3,6 +3,8 @@
 from libc.stdint cimport int8_t
 from libc.stdlib cimport realloc, free
 
+import math
+
 import numpy as np
 
 from descent.search_cy.games.state cimport GameState
@@ -111,7 +113,51 @@ cdef class Evaluator:
 
 
 cdef class HeuristicEvaluator(Evaluator):
-    """Base of the C heuristics: c_add values the state at once, without the GIL."""
+    """Base of the C heuristics: c_add values the state at once, without the GIL.
+
+    A heuristic with tunable weights lists them in its class attribute ``WEIGHTS``, a
+    tuple of ``(name, default, lo, hi)``; each instance holds its own values (``w``, in
+    that order), so two players in one process may weigh differently. ``weights`` reads
+    them, ``set_weights`` changes some (checked: known names, finite, within the bounds),
+    ``spawn`` copies them.
+    """
+
+    WEIGHTS: tuple = ()
+
+    def __cinit__(self, *args, **kwargs):
+        cdef int i
+        table = type(self).WEIGHTS
+        if len(table) > MAX_WEIGHTS:
+            raise ValueError(f"{type(self).__name__}: more than {MAX_WEIGHTS} weights")
+        for i in range(MAX_WEIGHTS):
+            self.w[i] = 0.0
+        for i, entry in enumerate(table):
+            self.w[i] = float(entry[1])
+
+    @property
+    def weights(self) -> dict:
+        """{name: value} of the tunable weights, in the class's WEIGHTS order."""
+        return {entry[0]: self.w[i] for i, entry in enumerate(type(self).WEIGHTS)}
+
+    def set_weights(self, values) -> None:
+        """Sets the named weights (a mapping; the others keep their values). ValueError
+        names an unknown weight, a non-finite value or one outside its bounds, and
+        changes nothing then."""
+        table = {entry[0]: (i, float(entry[2]), float(entry[3]))
+                 for i, entry in enumerate(type(self).WEIGHTS)}
+        staged = []
+        for name, value in dict(values).items():
+            if name not in table:
+                known = ", ".join(table) or "none"
+                raise ValueError(f"{type(self).__name__} has no weight {name!r}; its "
+                                 f"weights: {known}")
+            i, lo, hi = table[name]
+            x = float(value)
+            if not math.isfinite(x) or not lo <= x <= hi:
+                raise ValueError(f"weight {name} = {value!r} lies outside [{lo}, {hi}]")
+            staged.append((i, x))
+        for i, x in staged:
+            self.w[i] = x
 
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         return 0.0
@@ -125,10 +171,11 @@ cdef class HeuristicEvaluator(Evaluator):
 
     def spawn(self):
         """A fresh instance of the same class (the C heuristics take no arguments and
-        keep nothing but scratch between calls), with the same bounds."""
+        keep nothing but scratch between calls), with the same bounds and weights."""
         cdef HeuristicEvaluator fresh = type(self)()
         fresh.lo = self.lo
         fresh.hi = self.hi
+        fresh.w = self.w
         return fresh
 
     cdef int c_flush(self, double* out) except -1:
