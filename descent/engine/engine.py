@@ -187,6 +187,10 @@ class Engine:
             from descent.nets.modelfile import load_model
             from descent.search_cy.search.api import TERMINAL_KINDS
 
+            if settings.heuristic_weights:
+                raise ValueError("heuristic_weights weigh the heuristic evaluator, and this "
+                                 f"engine evaluates with the network {model} (model=none "
+                                 "plays the heuristic)")
             loaded = load_model(str(model), prototype)
             depth_scaled = loaded.value.heuristic in TERMINAL_KINDS
             evaluator = network_evaluator(loaded, prototype, backend=settings.backend)
@@ -198,7 +202,8 @@ class Engine:
                     "max_plies": loaded.value.max_plies if depth_scaled else 0}
         from descent.search_cy.eval.heuristics import heuristic_for, heuristic_name
 
-        evaluator = heuristic_for(prototype, settings.heuristic or None)
+        evaluator = heuristic_for(prototype, settings.heuristic or None,
+                                  settings.heuristic_weights)
         return {"evaluator": evaluator, "on_gpu": False,
                 "evaluator_name": f"heuristic:{heuristic_name(prototype, evaluator)}",
                 "terminal": "gain", "max_plies": 0}

@@ -126,6 +126,7 @@ OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("game", "string", "game"),
     Option("model", "string", "evaluator"),
     Option("heuristic", "string", "evaluator"),
+    Option("heuristic_weights", "string", "evaluator"),
     Option("backend", "combo", "evaluator", choices=BACKENDS),
     Option("search", "combo", "search", choices=tuple(registered_searches())),
     Option("hash_mb", "spin", "search", 1, MAX_HASH_MB),

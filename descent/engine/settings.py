@@ -35,6 +35,9 @@ class Settings:
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; default: the first)"})
+    heuristic_weights: str = field(default="", metadata={
+        "help": "weights of the heuristic evaluator, name=value,... over its defaults "
+                "(what descent tune prints)"})
     backend: str = field(default="auto", metadata={
         "help": "inference backend: auto | onnxruntime | torch | native | tensorrt"})
     search: str = field(default="", metadata={

@@ -154,6 +154,9 @@ COMMANDS: dict[str, Command] = {
                         "fitted on them", *_lazy("descent.tools.patterns", "configure", "run")),
     "swapmap": Command("Hex swap decisions: rave self-play from every first stone, and the "
                        "map of which to swap", *_lazy("descent.tools.swapmap", "configure", "run")),
+    "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
+                    "hill climbing, genetic algorithm)",
+                    *_lazy("descent.tools.tune", "configure", "run")),
     "mqtt-client": Command("play an engine on an MQTT broker's topics as a local stdio engine",
                            *_lazy("descent.protocols.mqtt_client", "configure", "run")),
 }

@@ -137,3 +137,20 @@ def test_logs_never_reach_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     e = hex_engine()
     e.think(Limits(nodes=500))
     assert capsys.readouterr().out == ""
+
+
+def test_heuristic_weights_reach_the_evaluator_and_bad_ones_are_refused() -> None:
+    e = Engine(Settings(game="einstein", hash_mb=16, seed=1, model="none",
+                        heuristic_weights="tempo=0.7, scale=1.5"))
+    assert e.evaluator.weights["tempo"] == 0.7 and e.evaluator.weights["scale"] == 1.5
+    assert e.evaluator.weights["cube_weight"] == 0.05      # the others keep their defaults
+    e.set_option("heuristic_weights", "tempo=0.2")
+    assert e.evaluator.weights["tempo"] == 0.2
+    with pytest.raises(Exception, match="no weight 'tmepo'"):
+        e.set_option("heuristic_weights", "tmepo=0.2")
+    assert e.evaluator.weights["tempo"] == 0.2             # a refused change loses nothing
+    with pytest.raises(Exception, match="outside"):
+        Engine(Settings(game="einstein", hash_mb=16, model="none", heuristic_weights="tempo=9"))
+    # the shipped EinStein network has no such weights: the setting is refused, not ignored
+    with pytest.raises(Exception, match="model=none"):
+        Engine(Settings(game="einstein", hash_mb=16, heuristic_weights="tempo=0.7"))

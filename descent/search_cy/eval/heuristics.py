@@ -45,13 +45,46 @@ def heuristic_names(state_or_game: GameState | Game | str) -> list[str]:
     return list(HEURISTICS.get(game_name(state_or_game), {}))
 
 
-def heuristic_for(state_or_game: GameState | Game | str,
-                  name: str | None = None) -> HeuristicEvaluator:
-    """A fresh heuristic evaluator for a state's game, a Game or a game name/spec:
-    ``name`` (one of ``heuristic_names``), else the game's default.
+def parse_weights(text: str) -> dict[str, float]:
+    """``"tempo=0.4, scale=1.2"`` as {name: value}; ValueError on a malformed pair."""
+    out: dict[str, float] = {}
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"heuristic weights: expected name=value, got {part!r}")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"heuristic weights: {name.strip()} = {value.strip()!r} is "
+                             "not a number") from None
+    return out
 
-    Raises ValueError naming the game (and the known names) when there is none such.
+
+def format_weights(weights: dict[str, float]) -> str:
+    """{name: value} as ``parse_weights`` reads it (shortest exact decimals)."""
+    return ",".join(f"{name}={value!r}" for name, value in weights.items())
+
+
+def heuristic_for(state_or_game: GameState | Game | str,
+                  name: str | None = None, weights: str | dict[str, float] = ""
+                  ) -> HeuristicEvaluator:
+    """A fresh heuristic evaluator for a state's game, a Game or a game name/spec:
+    ``name`` (one of ``heuristic_names``), else the game's default, with ``weights``
+    (``"name=value,..."`` or a mapping) set over its defaults.
+
+    Raises ValueError naming the game (and the known names) when there is none such, or
+    naming a weight the heuristic does not have.
     """
+    evaluator = _fresh(state_or_game, name)
+    if weights:
+        evaluator.set_weights(parse_weights(weights) if isinstance(weights, str) else weights)
+    return evaluator
+
+
+def _fresh(state_or_game: GameState | Game | str, name: str | None) -> HeuristicEvaluator:
     game = game_name(state_or_game)
     table = HEURISTICS.get(game)
     if table is None:
