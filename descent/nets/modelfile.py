@@ -206,9 +206,9 @@ def make_model(game: Game | GameState | str, arch: Architecture, weights: Weight
     weights = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}
     _check_weights(f"model for {g.spec}", arch, shape, weights)
     if value is None:
-        # depth_mul keeps its targets in [-1, 1], the default bounds; depth_add needs an
-        # explicit ValueSpec with its own bounds
-        value = ValueSpec() if arch.output == "tanh" else ValueSpec(heuristic="depth_mul")
+        # the classic gain's values in [-1, 1], whatever the output; the other heuristics
+        # need an explicit ValueSpec with their own scale and bounds
+        value = ValueSpec()
     return LoadedModel(game=g, arch=arch, input_shape=shape, value=value,
                        training=training or Provenance(seed=seed),
                        weights=weights, weights_sha256=weights_digest(weights),

@@ -196,9 +196,6 @@ def validate(cfg: TrainConfig) -> None:
               f"{sp.learning} learning has no search label to mix")
     if sp.heuristic not in ALL_KINDS:
         _fail(f"selfplay.heuristic must be one of {', '.join(ALL_KINDS)}")
-    if sp.heuristic not in ("gain", "depth_add", "depth_mul") and sp.search == "mcts":
-        _fail("presence/score targets are recomputed by minimax through the tree; "
-              "mcts keeps means, use descent/ubfm")
     if sp.stochastic not in STOCHASTIC_MODES:
         _fail(f"selfplay.stochastic must be one of {', '.join(STOCHASTIC_MODES)}")
     if sp.chance_sampling not in CHANCE_SAMPLING:
@@ -235,9 +232,9 @@ def validate(cfg: TrainConfig) -> None:
         _fail("selfplay.games_per_iteration, hash_mb and max_pairs_per_search must be >= 1")
     if sp.bootstrap_games < 0:
         _fail("selfplay.bootstrap_games must be >= 0")
-    if sp.bootstrap_games and sp.heuristic not in ("gain", "depth_mul"):
+    if sp.bootstrap_games and sp.heuristic not in ("gain", "presence", "score"):
         _fail("selfplay.bootstrap_games needs targets in [-1, 1] like the C heuristics' "
-              "values: heuristic gain or depth_mul")
+              "values: heuristic gain, presence or score")
     if sp.max_plies < 0 or sp.anneal_iterations < 0 or sp.seconds < 0 or sp.nodes < 0:
         _fail("selfplay.max_plies, anneal_iterations, seconds and nodes must be >= 0")
     if d.replay_games < 1 or d.replay_pairs < 0 or not 0.0 <= d.replay_rate <= 1.0:

@@ -5,16 +5,12 @@ player 0's view and value units (nets.learn.heuristics). Stores keep one row per
 distinct state of a game and symmetry; a later label of the same state replaces an
 earlier one (the latest search knows best).
 
-Two ways to read a search tree:
-
-* ``ByteStore`` + ``BestFirstSearch.learning_data`` (C): every stored state below the
-  root with its value v(s) and the terminal states reached - the fast path, used
-  whenever the searches compute the targets themselves;
-* ``walk_tree`` (Python, over ``TreeTable.node``): the same states, with two changes the
-  C walk cannot make: a custom terminal heuristic (presence, score), whose values are
-  backed up through the tree by the search's own rule (minimax by (completion, value) at
-  player nodes, expectation at chance nodes), and determinization, where a chance state
-  whose outcome was fixed in the match takes the value of its realised child.
+A search tree is read by ``ByteStore`` + ``BestFirstSearch.learning_data`` (C): every
+stored state below the root with its value v(s) and the terminal states reached. The
+searches value terminal states with the run's reinforcement heuristic themselves
+(terminal.pxd), so their values are the targets. ``StateStore`` keeps the labels of the
+states of the game's own path (root and chance learning, determinized chance states,
+terminal learning).
 """
 
 from __future__ import annotations

@@ -123,10 +123,6 @@ class SelfPlayer:
         self.shape = tuple(prototype.encoding_shape)
         self.stochastic = game.has_chance
         self.determinize = self.stochastic and cfg.stochastic == "determinization"
-        tree_search = cfg.search in TREE_SEARCHES
-        # the Python walk is needed when the targets are not the search's own values
-        self.walk = tree_search and reinforcement.custom
-        self.recompute = self.walk and cfg.search != "mcts"
         self.chance_roots = cfg.learning == "chance"
         if self.chance_roots and not self.stochastic:
             raise ValueError("selfplay.learning = \"chance\" needs a game with chance nodes")
@@ -148,7 +144,6 @@ class SelfPlayer:
         record = GameRecord(planes=np.zeros(0, np.float32), values=np.zeros(0, np.float32),
                             resolved=np.zeros(0, np.bool_), result=0.0, plies=0, moves=0)
         fixed: dict[int, int] = {}
-        limit_states = max(1, cfg.max_pairs_per_search // len(syms))
         while not state.is_terminal():
             key = state.hash
             if state.is_chance_node():
@@ -178,26 +173,9 @@ class SelfPlayer:
             record.evaluations += result.evaluations
             root_value = result.value
             if cfg.learning == "tree":
-                if self.walk:
-                    walked = runner.walk_tree(state, reinf.terminal, tree_store.put,
-                                              recompute=self.recompute,
-                                              completion=cfg.completion,
-                                              terminals=cfg.terminals,
-                                              fixed=fixed if self.determinize else None,
-                                              limit=limit_states)
-                    if walked is not None:
-                        root_value = walked
-                else:
-                    planes, values, resolved = runner.learning_data(
-                        state, cfg.max_pairs_per_search, cfg.terminals, syms)
-                    byte_store.add(planes, values, resolved)
-            elif self.walk:
-                walked = runner.walk_tree(state, reinf.terminal, lambda *_: None,
-                                          recompute=self.recompute,
-                                          completion=cfg.completion, terminals=False,
-                                          fixed=fixed if self.determinize else None)
-                if walked is not None:
-                    root_value = walked
+                planes, values, resolved = runner.learning_data(
+                    state, cfg.max_pairs_per_search, cfg.terminals, syms)
+                byte_store.add(planes, values, resolved)
             if cfg.learning == "root":
                 tree_store.put(state, root_value, result.resolved)
             elif cfg.learning == "terminal":
@@ -231,7 +209,7 @@ class SelfPlayer:
                     path_store.label(key, label, False)
                 else:   # root learning stores every decision state, mixed with the outcome
                     label = tree_store.value(key) if cfg.outcome_weight else value
-        if self.walk or cfg.learning in ("root", "chance"):
+        if cfg.learning in ("root", "chance"):
             parts = [path_store.arrays(), tree_store.arrays(exclude=set(path_store.index))]
         elif self.determinize:
             byte_store.add(*path_store.arrays())    # the path's labels win over the tree's

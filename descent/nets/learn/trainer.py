@@ -188,7 +188,7 @@ class Trainer:
                                threads=u.threads)
         self.network_evaluator = self.learner.evaluator(self.prototype)
         # the warm start's leaf evaluator: the C heuristic, values in [-1, 1] like the
-        # gain and depth_mul targets (config.validate checks the heuristic)
+        # gain, presence and score targets (config.validate checks the heuristic)
         self.bootstrap_evaluator = heuristic_for(self.prototype) if sp.bootstrap_games else None
         self.selfplayer = SelfPlayer(self.game, sp, self.reinforcement,
                                      self.network_evaluator,

@@ -678,6 +678,19 @@ cdef class DiceChessState(GameState):
     cdef bint c_terminal(self) noexcept nogil:
         return self.result >= 0
 
+    cdef double c_balance(self, bint material) noexcept nogil:
+        # men over the sixteen of a side, or material (pawn 1, knight and bishop 3, rook
+        # 5, queen 9) over a side's 39
+        cdef int t, c, n
+        cdef double total = 0.0
+        cdef int worth[7]
+        worth[:] = [0, 1, 3, 3, 5, 9, 0]
+        for c in range(2):
+            for t in range(PAWN, KING + 1):
+                n = dc_popcount(self.bb[c * 8 + t])
+                total += (1 - 2 * c) * n * (worth[t] if material else 1)
+        return total / (39.0 if material else 16.0)
+
     cdef double c_value(self) noexcept nogil:
         if self.result == 0:
             return 1.0

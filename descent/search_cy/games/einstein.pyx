@@ -36,6 +36,7 @@ action); the Zobrist key covers pieces on cells, side, pending die and set-up ph
 """
 from itertools import permutations
 
+from libc.math cimport NAN
 from libc.stdint cimport uint64_t, int8_t, int16_t
 from libc.string cimport memcpy, memset
 
@@ -534,6 +535,12 @@ cdef class EinsteinState(GameState):
 
     cdef bint c_terminal(self) noexcept nogil:
         return self.phase == PH_OVER
+
+    cdef double c_balance(self, bint material) noexcept nogil:
+        # cubes left over the six a side starts with; EinStein has no score beyond them
+        if material:
+            return NAN
+        return (self.count[0] - self.count[1]) / 6.0
 
     cdef double c_value(self) noexcept nogil:
         if self.winner < 0:

@@ -33,6 +33,7 @@ cdef class GameState:
     cdef uint64_t c_full_hash(self) noexcept nogil
     cdef bint c_terminal(self) noexcept nogil
     cdef double c_value(self) noexcept nogil
+    cdef double c_balance(self, bint material) noexcept nogil
     cdef void c_encode(self, float* out, int sym) noexcept nogil
     cdef int c_features(self, int* out, int sym) noexcept nogil
     cdef bint c_sym_swaps_colours(self, int sym) noexcept nogil

@@ -5,6 +5,7 @@ Subclasses implement the ``c_*`` methods declared in state.pxd; everything here 
 written once against them, so the Python view of every game behaves the same way.
 """
 from libc.stdint cimport uint64_t
+from libc.math cimport NAN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
@@ -77,6 +78,12 @@ cdef class GameState:
     cdef double c_value(self) noexcept nogil:
         return 0.0
 
+    cdef double c_balance(self, bint material) noexcept nogil:
+        # What is left on the board, player 0's minus player 1's, over the most either
+        # side can have: the pieces (presence) or, with material, their values (score),
+        # in [-1, 1]. NaN where the game has no such count (Hex: stones never leave).
+        return NAN
+
     cdef void c_encode(self, float* out, int sym) noexcept nogil:
         pass
 
@@ -115,6 +122,13 @@ cdef class GameState:
         if not self.c_terminal():
             raise ValueError("terminal_value() of a state that is not terminal")
         return self.c_value()
+
+    def balance(self, bint material=False) -> float:
+        """What is left on the board, player 0's minus player 1's, in [-1, 1]: the pieces
+        over the most a side has (``material``: their values, pawn 1 to queen 9), the
+        presence and score reinforcement heuristics' term; NaN where the game has no such
+        count (Hex)."""
+        return self.c_balance(material)
 
     def legal_actions(self) -> list:
         """Legal move ids at a player node, sorted ascending; [] at chance/terminal."""

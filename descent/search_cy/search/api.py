@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CHANCE_SAMPLING", "TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult",
            "SearchRunner", "make_search", "registered_searches", "search_plays"]
 
-TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2}
+TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2, "presence": 3, "score": 4}
 CHANCE_SAMPLING = ("all", "unresolved")
 
 
@@ -37,7 +37,8 @@ class SearchParams:
     seed: int = 0                # RNG seed: chance sampling, tie-breaks, MCTS
     completion: bool = True      # best-first: order children by (completion, value)
     resolution_stop: bool = True  # best-first: stop once the root is solved
-    terminal: str = "gain"       # terminal evaluation: gain | depth_add | depth_mul
+    terminal: str = "gain"       # terminal evaluation (terminal.pxd): gain | depth_add |
+    #                              depth_mul | presence | score
     max_plies: int = 0           # P of the depth heuristics (0: the game's own bound)
     keep_tree: bool = True       # reuse the table from the previous run (same game)
     star: int = 2                # expectiminimax at chance nodes: 0 plain, 1 Star1, 2 Star2

@@ -52,7 +52,8 @@ from libc.math cimport INFINITY
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.search.stopper cimport Stopper, STOP_DEPTH, STOP_RESOLVED
-from descent.search_cy.search.terminal cimport terminal_value, TERMINAL_GAIN, TERMINAL_DEPTH_ADD
+from descent.search_cy.search.terminal cimport (
+    terminal_value, TERMINAL_DEPTH_ADD, TERMINAL_DEPTH_MUL)
 from descent.search_cy.search.ttable cimport (
     TranspositionTable, TTEntry, TT_EXACT, TT_LOWER, TT_UPPER, TT_BOUND_MASK, TT_RESOLVED)
 
@@ -1005,11 +1006,12 @@ cdef class Expectiminimax:
         if self.max_nodes > 0 and self.next_poll > self.max_nodes:
             self.next_poll = self.max_nodes
         self.max_plies = float(params.max_plies or state.game.max_game_length)
-        top = self.max_plies + 1.0 if self.kind == TERMINAL_DEPTH_ADD else 1.0
+        depth_kind = self.kind == TERMINAL_DEPTH_ADD or self.kind == TERMINAL_DEPTH_MUL
+        top = self.max_plies + 1.0 if depth_kind else 1.0
         self.L = min(self.evaluator.lo, -top)
         self.U = max(self.evaluator.hi, top)
         self.eps = 1e-9 * (self.U - self.L)
-        self.ply_in_key = self.kind != TERMINAL_GAIN
+        self.ply_in_key = depth_kind      # the depth heuristics' values depend on the ply
         if self.helper:
             pass                      # the main search has aged or cleared the table
         elif params.keep_tree:

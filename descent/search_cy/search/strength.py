@@ -71,10 +71,10 @@ def parse_strength(text: str) -> float | None:
 
 
 def value_scale(search: Any, state: GameState) -> float:
-    """What a win is worth in ``search``'s values: ``P + 1`` under the additive depth
-    heuristic (terminal values in plies), 1 otherwise (values within [-1, 1])."""
+    """What a win is worth in ``search``'s values: ``P + 1`` under the depth heuristics
+    (terminal values in plies), 1 otherwise (values within [-1, 1])."""
     params = getattr(search, "params", None)
-    if params is None or getattr(params, "terminal", "gain") != "depth_add":
+    if params is None or getattr(params, "terminal", "gain") not in ("depth_add", "depth_mul"):
         return 1.0
     return float((params.max_plies or state.game.max_game_length) + 1)
 

@@ -162,7 +162,7 @@ def test_reinforcement_heuristics_values_and_applicability() -> None:
     add = Reinforcement("depth_add", "hex", p)
     mul = Reinforcement("depth_mul", "hex", p)
     assert add.terminal(hex4) == p - 7 + 1 and add.scale == p + 1 and add.output == "linear"
-    assert mul.terminal(hex4) == pytest.approx((p - 7 + 1) / (p + 1))
+    assert mul.terminal(hex4) == pytest.approx((p + 1) / 7) and mul.scale == p + 1
     assert Reinforcement("gain", "hex", p).terminal(hex4) == 1.0
     with pytest.raises(ValueError, match="does not apply"):
         Reinforcement("presence", "hex", p)

@@ -174,8 +174,15 @@ def test_outcome_weight_moves_unresolved_labels_toward_the_outcome(
 
 def test_presence_heuristic_on_einstein() -> None:
     record, reinf = play("einstein", seed=1, iterations=6, heuristic="presence")
-    assert reinf.custom and reinf.search_terminal == "gain"
+    assert reinf.search_terminal == "presence"      # the searches value terminals with it
     assert np.all(np.abs(record.values) <= 1.0 + 1e-6)
+    # the game's own end is labelled with the presence value, not the gain
+    state = make_game("einstein").new_initial_state()
+    for action in record.actions:
+        state.apply_action(action)
+    final = reinf.terminal(state)
+    assert abs(final) < 1.0 or state.balance() in (1.0, -1.0)
+    assert 1 / 3 - 1e-9 <= abs(final) <= 1.0
 
 
 def test_selection_view_normalises_and_marks_proven_results() -> None:

@@ -3,6 +3,8 @@ transposition table against the plain search, dice chess tactics, determinism, l
 
 from __future__ import annotations
 
+import math
+
 import random
 import sys
 import threading
@@ -29,12 +31,14 @@ from descent.search_cy.search.stopper import Stopper
 def terminal_target(state: GameState, kind: str, max_plies: int) -> float:
     """terminal.pxd's f_t, written again in Python."""
     gain = state.terminal_value()
+    if kind in ("presence", "score"):
+        b = state.balance(kind == "score")
+        return (gain + 0.5 * (0.0 if math.isnan(b) else b)) / 1.5
     if kind == "gain" or gain == 0.0:
         return gain
-    rest = max(max_plies - state.ply + 1.0, 1.0)
     if kind == "depth_add":
-        return gain * rest
-    return gain * rest / (max_plies + 1.0)
+        return gain * max(max_plies - state.ply + 1.0, 1.0)
+    return gain * (max_plies + 1.0) / max(state.ply, 1)
 
 
 def brute_force(state: GameState, kind: str = "gain", max_plies: int = 0) -> float:
