@@ -81,6 +81,7 @@ class Engine:
         # set by stop(), cleared by go(): a stop that falls between two analysis slices
         # (when no stopper is running) must still end the search
         self._stop_requested = threading.Event()
+        self._ending = threading.Event()     # end_session(): every later search stops too
         self._decision: Decision | None = None
         self._error: BaseException | None = None
         self.time_manager = TimeManager(overhead=self.settings.move_overhead_ms / 1000.0)
@@ -298,6 +299,11 @@ class Engine:
         stopper, budget = self.time_manager.stopper(
             limits, moves_played, self.settings.nodes_per_second or None)
         self._stop_requested.clear()
+        if self._ending.is_set():
+            # a command queued before the session's end (a genmove before quit) still
+            # answers, at once
+            stopper.stop()
+            self._stop_requested.set()
         self._stopper = stopper
         self._decision = None
         self._error = None
@@ -408,6 +414,13 @@ class Engine:
         stopper = self._stopper
         if stopper is not None:
             stopper.stop()
+
+    def end_session(self) -> None:
+        """The session is ending (quit, end of input, SIGTERM): the running search stops,
+        and so does any search started afterwards by a command read before the end, which
+        then answers at once instead of thinking for its whole clock. Must not block."""
+        self._ending.set()
+        self.stop()
 
     def wait(self, timeout: float | None = None) -> Decision | None:
         """Waits for the running search and returns its decision (None when none ran).

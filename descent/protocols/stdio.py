@@ -63,16 +63,16 @@ class StdioTransport:
                             self.log.error("protocol_failure", line=line, error=repr(exc))
                         continue
                     if protocol.is_quit(line):
-                        engine.stop()     # a genmove before it answers at once
+                        engine.end_session()  # a genmove before it answers at once
                     lines.put(line)
             except Exception as exc:     # an unreadable stdin ends the session, never hangs it
                 self.log.error("stdin_failed", error=repr(exc))
             finally:
-                engine.stop()            # end of input: a running search ends at once
+                engine.end_session()     # end of input: a running search ends at once
                 lines.put(None)
 
         def terminate(signum: int, frame: object) -> None:
-            engine.stop()
+            engine.end_session()
             lines.put(None)
 
         with contextlib.suppress(ValueError):      # only the main thread may set handlers

@@ -1,7 +1,10 @@
-"""The dice-chess study's best agent as a baseline: depth-2 expectiminimax over material.
+"""A material player as a baseline: depth-2 expectiminimax over material alone.
 
-The study's strongest player searched two plies (its move, the opponent's die, the
-opponent's reply) and valued the leaves by material alone. Here that player is our
+This is the dice-chess study's material agent, not its best one: the study's strongest
+(Expecti-300) searched the same two plies (its move, the opponent's die, the opponent's
+reply) but valued the leaves with a 37-feature linear evaluation whose weights were the
+mean of 300 genetic-algorithm chromosomes; that feature set is not reproduced here (the
+study's text is not at hand), so this player keeps its own name. Here it is our
 expectiminimax (``max_depth=2``, the depth counting player plies, chance nodes in
 between averaged exactly) over a material evaluator that reads the network input planes
 (one plane per colour and piece kind, nets.encoding): pawn 1, knight 3, bishop 3, rook 5,
@@ -60,7 +63,7 @@ def material_evaluator(prototype: GameState) -> BatchEvaluator:
 
 
 def material_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
-    """The study's agent: expectiminimax to ``depth`` player plies over material. Its
+    """The material player: expectiminimax to ``depth`` player plies over material. Its
     ties go to the first move in the search's ordering (deterministic)."""
     params = SearchParams(max_depth=depth, keep_tree=False, hash_mb=16)
     return SearchPlayer(f"material-depth{depth}", material_evaluator(prototype),

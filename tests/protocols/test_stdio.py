@@ -134,6 +134,18 @@ def test_gtp_quit_and_end_of_input_stop_a_running_genmove() -> None:
             assert replies[2] == "= "
 
 
+def test_a_quit_read_before_the_genmove_starts_still_ends_it() -> None:
+    """The reader may see the quit before the main thread starts the genmove queued ahead
+    of it (a slow start-up): the genmove must still answer at once, not after 600 s."""
+    proc = subprocess.run([sys.executable, "-m", "descent", "play", "--hash-mb", "16",
+                           "--log-level", "warning", "--game", "hex(size=7)", "--model",
+                           "none"], input="param_descent move_time 600\ngenmove b\nquit\n",
+                          capture_output=True, text=True, timeout=120)
+    replies = proc.stdout.split("\n\n")
+    assert proc.returncode == 0, proc.stderr
+    assert replies[0] == "= " and replies[1].startswith("= ") and replies[2] == "= "
+
+
 def test_ewn_quit_stops_a_running_genmove() -> None:
     lines = ["time_settings 100000 0 0", "setup red A1 B1 C1 A2 B2 A3",
              "setup blue E5 D5 C5 E4 D4 E3", "genmove red 3"]
