@@ -38,6 +38,18 @@ STRENGTH_LEVELS: dict[str, float] = {
     "master": 150.0,
 }
 
+# Each game's named levels, calibrated with tools/ladder.py (README, "Strength levels"):
+# the games differ in how far apart their moves' values lie, so one theta is not one
+# strength everywhere. A game without an entry uses STRENGTH_LEVELS.
+GAME_LEVELS: dict[str, dict[str, float]] = {
+    # ladders of numeric levels 0..20 and max at 1000 nodes a move (RESULTS.md, sixteenth
+    # session), read at equal Elo steps from random to max
+    "dicechess": {"random": 0.001, "beginner": 0.53, "novice": 1.604, "casual": 2.246,
+                  "intermediate": 4.42, "advanced": 10.95, "expert": 18.19, "master": 64.4},
+    "einstein": {"random": 0.001, "beginner": 0.5936, "novice": 2.133, "casual": 3.824,
+                 "intermediate": 6.307, "advanced": 10.23, "expert": 18.21, "master": 37.71},
+}
+
 MAX_LEVEL = "max"
 
 
@@ -54,14 +66,16 @@ def valid_levels() -> list[str]:
     return [*STRENGTH_LEVELS, MAX_LEVEL, f"0..{NUMERIC_LEVELS}"]
 
 
-def parse_strength(text: str) -> float | None:
-    """``theta`` of a strength level, or None for ``"max"`` (no randomisation).
-    Names are case-insensitive; ValueError lists the valid levels on bad input."""
+def parse_strength(text: str, game: str | None = None) -> float | None:
+    """``theta`` of a strength level, or None for ``"max"`` (no randomisation): a named
+    level's calibrated value for ``game`` (a registry name; GAME_LEVELS), else the
+    general one (STRENGTH_LEVELS). Names are case-insensitive; ValueError lists the valid
+    levels on bad input."""
     key = str(text).strip().lower()
     if key == MAX_LEVEL:
         return None
     if key in STRENGTH_LEVELS:
-        return STRENGTH_LEVELS[key]
+        return GAME_LEVELS.get(game or "", STRENGTH_LEVELS).get(key, STRENGTH_LEVELS[key])
     if key.isdigit():
         k = int(key)
         if 0 <= k <= NUMERIC_LEVELS:
@@ -120,7 +134,7 @@ def choose_move(
     ``search`` or a ``SearchRunner``'s ``impl``), with ``theta`` applied to values where a
     win is 1 and the unit cost a move of ``arc_cost``; a search without it (MCTS, RAVE)
     randomises over the root's children values, the one-ply tree."""
-    theta = parse_strength(level)
+    theta = parse_strength(level, getattr(state.game, "name", None))
     if theta is None or math.isinf(theta):
         return result.action
     impl = search if hasattr(search, "rminimax_policy") else getattr(search, "impl", None)
