@@ -13,20 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from descent.search_cy.search.strength import (
-    MAX_LEVEL,
-    NUMERIC_LEVELS,
-    STRENGTH_LEVELS,
-    THETA_MAX,
-    THETA_MIN,
-    numeric_theta,
-)
+from descent.search_cy.search.strength import MAX_LEVEL, STRENGTH_LEVELS, parse_strength
 from descent.tools.arena import play_match
 from descent.tools.stats import Summary, fmt_elo
 
@@ -89,43 +83,52 @@ def table(rungs: list[Rung]) -> str:
     return "\n".join(lines)
 
 
+def _log_theta(level: str) -> float | None:
+    """log theta of a numeric or ``theta=X`` level, None for any other."""
+    if level.isdigit() or level.startswith("theta="):
+        theta = parse_strength(level)
+        return None if theta is None else math.log(theta)
+    return None
+
+
 def calibrate(rungs: list[Rung]) -> dict[str, float]:
-    """The named levels' ``theta`` from a ladder of numeric levels ending at ``max``: the
-    ladder's Elo (made monotone by pooling adjacent violators), interpolated linearly in
-    the numeric level, read at equal Elo steps from the first level's (``random``) to
-    ``max``'s. ValueError when the ladder is not numeric levels then ``max``."""
-    points = [(float(rungs[0].lower), 0.0)] if rungs and rungs[0].lower.isdigit() else []
+    """The named levels' ``theta`` from a ladder of numeric (or ``theta=X``) levels ending
+    at ``max``: the ladder's Elo (made monotone by pooling adjacent violators),
+    interpolated linearly in log theta, read at equal Elo steps from the first level's
+    (the weakest, ``random``) to ``max``'s. ValueError for any other ladder."""
+    if not rungs or rungs[-1].upper != MAX_LEVEL or any(
+            _log_theta(r.lower) is None for r in rungs) or any(
+            _log_theta(r.upper) is None for r in rungs[:-1]):
+        raise ValueError("calibration needs a ladder of numeric levels ending with max")
+    points = [(float(_log_theta(rungs[0].lower) or 0.0), 0.0)]
     elo = 0.0
     for rung in rungs:
         elo += rung.summary.elo
-        if rung.upper == MAX_LEVEL:
-            top = elo
-        elif rung.upper.isdigit():
-            points.append((float(rung.upper), elo))
-    if not points or rungs[-1].upper != MAX_LEVEL or not all(
-            r.lower.isdigit() for r in rungs):
-        raise ValueError("calibration needs a ladder of numeric levels ending with max")
+        if rung.upper != MAX_LEVEL:
+            points.append((float(_log_theta(rung.upper) or 0.0), elo))
+    top = elo
+    if not math.isfinite(top):
+        raise ValueError("a rung was won or lost outright: its Elo is infinite; play more "
+                         "levels between")
     # pool adjacent violators: a monotone curve through the noisy sums
-    blocks: list[list[float]] = []      # [sum of elo, count, first k, last k]
-    for k, e in points:
-        blocks.append([e, 1.0, k, k])
+    blocks: list[list[float]] = []      # [sum of elo, count, first x, last x]
+    for x, e in points:
+        blocks.append([e, 1.0, x, x])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
             last = blocks.pop()
             blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2],
                           last[3]]
-    curve = [(k, b[0] / b[1]) for b in blocks for k, _ in points if b[2] <= k <= b[3]]
+    curve = [(x, b[0] / b[1]) for b in blocks for x, _ in points if b[2] <= x <= b[3]]
     names = sorted(STRENGTH_LEVELS, key=lambda n: STRENGTH_LEVELS[n])
-    out = {names[0]: numeric_theta(int(points[0][0]))}
+    out = {names[0]: float(f"{math.exp(points[0][0]):.4g}")}
     for i, name in enumerate(names[1:], start=1):
         target = top * i / len(names)
-        k = curve[-1][0]
-        for (k0, e0), (k1, e1) in zip(curve, curve[1:], strict=False):
+        x = curve[-1][0] if target >= curve[-1][1] else curve[0][0]
+        for (x0, e0), (x1, e1) in zip(curve, curve[1:], strict=False):
             if e0 <= target <= e1:
-                k = k0 if e1 == e0 else k0 + (k1 - k0) * (target - e0) / (e1 - e0)
+                x = x0 if e1 == e0 else x0 + (x1 - x0) * (target - e0) / (e1 - e0)
                 break
-        if target < curve[0][1]:
-            k = curve[0][0]
-        out[name] = float(f"{THETA_MIN * (THETA_MAX / THETA_MIN) ** (k / NUMERIC_LEVELS):.4g}")
+        out[name] = float(f"{math.exp(x):.4g}")
     return out
 
 
@@ -144,8 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="records under DIR/LOWER-UPPER")
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrate", action="store_true",
-                   help="numeric levels then max: print the named levels' theta at equal "
-                        "Elo steps (strength.GAME_LEVELS)")
+                   help="numeric or theta=X levels then max: print the named levels' "
+                        "theta at equal Elo steps (strength.GAME_LEVELS)")
     args = p.parse_args(argv)
     levels = [x.strip() for x in args.levels.split(",") if x.strip()]
     if len(levels) < 2:

@@ -4,8 +4,10 @@ temperature ``theta`` on values where a win is 1: small ``theta`` plays nearly u
 large ``theta`` nearly the minimax move, and level ``"max"`` plays the search's own
 decision without randomisation.
 
-Levels are names (``STRENGTH_LEVELS``) or integers ``"0"`` to ``"20"`` on a geometric
-scale between ``THETA_MIN = 1e-3`` and ``THETA_MAX = 150``::
+Levels are names (``STRENGTH_LEVELS``, calibrated per game in ``GAME_LEVELS``), integers
+``"0"`` to ``"20"``, or ``"theta=X"`` for any ``X > 0`` (what calibration ladders use).
+The integers lie on a geometric scale between ``THETA_MIN = 1e-3`` and
+``THETA_MAX = 150``::
 
     theta(k) = THETA_MIN * (THETA_MAX / THETA_MIN) ** (k / 20)
 
@@ -63,7 +65,7 @@ def numeric_theta(k: int) -> float:
 
 
 def valid_levels() -> list[str]:
-    return [*STRENGTH_LEVELS, MAX_LEVEL, f"0..{NUMERIC_LEVELS}"]
+    return [*STRENGTH_LEVELS, MAX_LEVEL, f"0..{NUMERIC_LEVELS}", "theta=X (X > 0)"]
 
 
 def parse_strength(text: str, game: str | None = None) -> float | None:
@@ -80,6 +82,13 @@ def parse_strength(text: str, game: str | None = None) -> float | None:
         k = int(key)
         if 0 <= k <= NUMERIC_LEVELS:
             return numeric_theta(k)
+    if key.startswith("theta="):
+        try:
+            theta = float(key[len("theta="):])
+        except ValueError:
+            theta = math.nan
+        if math.isfinite(theta) and theta > 0:
+            return theta
     raise ValueError(
         f"unknown strength level {text!r}; valid: {', '.join(valid_levels())}")
 
