@@ -46,7 +46,7 @@ class Settings:
                 "plays Hex only)"})
     strength: str = field(default="max", metadata={
         "help": "playing strength (Rminimax): max, master, expert, advanced, intermediate, "
-                "casual, novice, beginner, random, or 0..20"})
+                "casual, novice, beginner, random (calibrated per game), 0..20, or theta=X"})
     hash_mb: int = field(default=256, metadata={"help": "search table memory, MiB"})
     threads: int = field(default=1, metadata={
         "help": "search threads: one shared tree (best-first searches, MCTS), Lazy SMP "
