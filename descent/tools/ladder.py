@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from descent.search_cy.games.registry import make_game
 from descent.search_cy.search.strength import MAX_LEVEL, STRENGTH_LEVELS, parse_strength
-from descent.tools.arena import play_match
+from descent.tools.arena import load_openings, play_match
 from descent.tools.stats import Summary, fmt_elo
 
 DEFAULT_LEVELS = [*sorted(STRENGTH_LEVELS, key=lambda k: STRENGTH_LEVELS[k]), MAX_LEVEL]
@@ -51,13 +52,19 @@ def player_spec(level: str, nodes: int | None, time: float | None, extra: str) -
 
 def climb(game: str, levels: Sequence[str], games: int, nodes: int | None,
           time: float | None, jobs: int, seed: int, extra: str = "",
-          out: Path | None = None) -> list[Rung]:
-    """One match per pair of neighbouring levels, the stronger level listed first."""
+          out: Path | None = None, openings: str = "") -> list[Rung]:
+    """One match per pair of neighbouring levels, the stronger level listed first.
+    ``openings`` (arena's: none, all-1, FILE) defaults to every first move for Hex, whose
+    pairs would otherwise all play one game (the engines are deterministic by seed, and
+    Hex has no dice to tell the pairs apart), and to none for the dice games."""
+    choice = openings or ("all-1" if make_game(game).name == "hex" else "none")
+    suite = load_openings(choice, make_game(game).spec, seed)
     rungs = []
     for k, (lower, upper) in enumerate(zip(levels, levels[1:], strict=False)):
         result = play_match(
             game, [player_spec(upper, nodes, time, extra), player_spec(lower, nodes, time, extra)],
             games=games, movetime=time or 1.0, jobs=jobs, seed=seed + 1000 * k,
+            openings=suite,
             out=None if out is None else out / f"{lower}-{upper}")
         rungs.append(Rung(lower, upper, result.tally(0, 1).summary()))
         print(f"{upper} against {lower}: {table_row(rungs[-1], 0.0)}", file=sys.stderr,
@@ -145,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--extra", default="", help="more player settings, e.g. search=ubfms")
     p.add_argument("--out", type=Path, default=None, help="records under DIR/LOWER-UPPER")
+    p.add_argument("--openings", default="",
+                   help="none | all-1 | FILE, as in descent arena (default: all-1 for Hex)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrate", action="store_true",
                    help="numeric or theta=X levels then max: print the named levels' "
@@ -156,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nodes is None and args.time is None:
         p.error("give --nodes or --time")
     rungs = climb(args.game, levels, args.games, args.nodes, args.time, args.jobs,
-                  args.seed, args.extra, args.out)
+                  args.seed, args.extra, args.out, args.openings)
     if args.json:
         out: list[dict[str, Any]] = [
             {"level": r.upper, "against": r.lower, "wins": r.summary.wins,

@@ -27,6 +27,7 @@ score with its Wilson interval and Elo. The last line printed is the weights as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -134,10 +135,8 @@ def run(args: argparse.Namespace) -> int:
     runner = MatchRunner(game, heuristic, search, args.games, args.nodes, args.depth,
                          args.seed)
     start = {p.name: p.start for p in params}
-    history = None
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        history = open(args.out / "history.jsonl", "w", encoding="utf-8")
     began = time.perf_counter()
 
     def on_step(step: dict[str, Any]) -> None:
@@ -149,12 +148,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"step {step['iteration']}: result {step['result']:+.3f}  "
               f"{format_weights(step['weights'])}", file=sys.stderr, flush=True)
 
-    try:
+    with contextlib.ExitStack() as stack:
+        history = None if args.out is None else stack.enter_context(
+            open(args.out / "history.jsonl", "w", encoding="utf-8"))
         tuned = tune(args.method, params, runner, args.iterations, seed=args.seed,
                      on_step=on_step)
-    finally:
-        if history is not None:
-            history.close()
     result: dict[str, Any] = {"game": game.spec, "method": args.method, "search": search,
                               "depth": args.depth, "nodes": args.nodes, "start": start,
                               "tuned": tuned, "games": runner.played,

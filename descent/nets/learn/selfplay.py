@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.config import TREE_SEARCHES, SelfPlayConfig
+from descent.nets.learn.config import SelfPlayConfig
 from descent.nets.learn.data import ByteStore, StateStore, draw_outcome, symmetry_list
 from descent.nets.learn.heuristics import Reinforcement
 from descent.search_cy.games.registry import Game

@@ -1,6 +1,6 @@
 """Type stubs of evaluator.pyx."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,13 @@ class Evaluator:
     @property
     def bounds(self) -> tuple[float, float]: ...
 
-class HeuristicEvaluator(Evaluator): ...
+@disjoint_base
+class HeuristicEvaluator(Evaluator):
+    WEIGHTS: tuple[tuple[str, float, float, float], ...]
+    @property
+    def weights(self) -> dict[str, float]: ...
+    def set_weights(self, values: Mapping[str, float]) -> None: ...
+
 class ZeroEvaluator(HeuristicEvaluator): ...
 
 @disjoint_base

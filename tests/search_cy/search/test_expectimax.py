@@ -4,7 +4,6 @@ transposition table against the plain search, dice chess tactics, determinism, l
 from __future__ import annotations
 
 import math
-
 import random
 import sys
 import threading
