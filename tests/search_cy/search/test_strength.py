@@ -195,3 +195,19 @@ def test_the_bestfirst_search_directly() -> None:
     rng = np.random.default_rng(5)
     picks = Counter(choose_move(search, state, result, "20", rng) for _ in range(300))
     assert picks[result.action] >= 290
+
+
+def test_fallback_values_a_child_by_its_lower_confidence_bound() -> None:
+    # a child tried once that happened to win against the best move, well explored: a
+    # strong level plays the explored one; the random level still spreads over both
+    state = make_game("hex(size=3)").new_initial_state()
+    result = SearchResult(action=4, value=0.1, pv=[4], nodes=1, iterations=1, depth=1,
+                          time=0.0, stop_reason="iterations", resolved=False,
+                          children=[ChildStat(0, 1.0, 1, False), ChildStat(4, 0.1, 500, False)])
+    rng = np.random.default_rng(3)
+    strong = Counter(choose_move(NoPolicySearch(), state, result, "master", rng)
+                     for _ in range(200))
+    assert strong[4] == 200
+    weak = Counter(choose_move(NoPolicySearch(), state, result, "random", rng)
+                   for _ in range(400))
+    assert 150 < weak[0] < 250
