@@ -44,12 +44,15 @@ STRENGTH_LEVELS: dict[str, float] = {
 # the games differ in how far apart their moves' values lie, so one theta is not one
 # strength everywhere. A game without an entry uses STRENGTH_LEVELS.
 GAME_LEVELS: dict[str, dict[str, float]] = {
-    # ladders of numeric levels 0..20 and max at 1000 nodes a move (RESULTS.md, sixteenth
-    # session), read at equal Elo steps from random to max
+    # ladders of numeric levels and max (RESULTS.md, sixteenth session), read at equal
+    # Elo steps from random to max; the dice games at 1000 nodes a move
     "dicechess": {"random": 0.001, "beginner": 0.53, "novice": 1.604, "casual": 2.246,
                   "intermediate": 4.42, "advanced": 10.95, "expert": 18.19, "master": 64.4},
     "einstein": {"random": 0.001, "beginner": 0.5936, "novice": 2.133, "casual": 3.824,
                  "intermediate": 6.307, "advanced": 10.23, "expert": 18.21, "master": 37.71},
+    # Hex 11x11 with rave (the one-ply tree), 200,000 stones a move
+    "hex": {"random": 0.001, "beginner": 0.5738, "novice": 0.9359, "casual": 1.341,
+            "intermediate": 1.807, "advanced": 2.467, "expert": 3.577, "master": 7.956},
 }
 
 MAX_LEVEL = "max"
