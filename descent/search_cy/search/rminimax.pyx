@@ -56,46 +56,62 @@ cdef double _log_partition(int64_t i, const int8_t[::1] kind, const int64_t[::1]
                            const int32_t[::1] count, const double[::1] value,
                            const int64_t[::1] edge_to, const double[::1] edge_p,
                            double theta, double arc_cost, double[::1] lz,
-                           int depth) noexcept nogil:
-    """log z of node i (memoised in lz; NaN = not computed yet)."""
-    cdef int64_t e, end
-    cdef double m, acc, x
+                           int8_t[::1] busy, int depth) noexcept nogil:
+    """log z of node i (memoised in lz; NaN = not computed yet). A node met again below
+    itself (a repeated position in a stored tree) is a leaf with its own value there."""
     if not isnan(lz[i]):
         return lz[i]
-    if depth > MAX_DEPTH or kind[i] == K_LEAF or count[i] == 0:
+    if busy[i] or depth > MAX_DEPTH:
+        return theta * value[i]
+    if kind[i] == K_LEAF or count[i] == 0:
         lz[i] = theta * value[i]
         return lz[i]
+    busy[i] = 1
+    lz[i] = _inner(i, kind, first, count, value, edge_to, edge_p, theta, arc_cost, lz,
+                   busy, depth)
+    busy[i] = 0
+    return lz[i]
+
+
+cdef double _inner(int64_t i, const int8_t[::1] kind, const int64_t[::1] first,
+                   const int32_t[::1] count, const double[::1] value,
+                   const int64_t[::1] edge_to, const double[::1] edge_p,
+                   double theta, double arc_cost, double[::1] lz,
+                   int8_t[::1] busy, int depth) noexcept nogil:
+    """log z of the inner node i from its children's."""
+    cdef int64_t e, end
+    cdef double m, acc, x
     end = first[i] + count[i]
     if kind[i] == K_OPPONENT:
         m = INFINITY
         for e in range(first[i], end):
             x = _log_partition(edge_to[e], kind, first, count, value, edge_to, edge_p,
-                               theta, arc_cost, lz, depth + 1)
+                               theta, arc_cost, lz, busy, depth + 1)
             if x < m:
                 m = x
-        lz[i] = m - theta * arc_cost
-        return lz[i]
+        return m - theta * arc_cost
     if kind[i] == K_CHANCE:
         acc = 0.0
         for e in range(first[i], end):
             x = _log_partition(edge_to[e], kind, first, count, value, edge_to, edge_p,
-                               theta, arc_cost, lz, depth + 1)
+                               theta, arc_cost, lz, busy, depth + 1)
             if edge_p[e] > 0:
                 acc += edge_p[e] * x
-        lz[i] = acc
-        return lz[i]
+        return acc
     # a sum, in log space: the largest term is factored out
     m = -INFINITY
     for e in range(first[i], end):
         x = _log_partition(edge_to[e], kind, first, count, value, edge_to, edge_p,
-                           theta, arc_cost, lz, depth + 1)
+                           theta, arc_cost, lz, busy, depth + 1)
         if x > m:
             m = x
     acc = 0.0
     for e in range(first[i], end):
-        acc += exp(lz[edge_to[e]] - m)
-    lz[i] = m + log(acc) - theta * arc_cost - log(<double>count[i])
-    return lz[i]
+        x = lz[edge_to[e]]
+        if isnan(x):        # a child met again below itself: its own value there
+            x = theta * value[edge_to[e]]
+        acc += exp(x - m)
+    return m + log(acc) - theta * arc_cost - log(<double>count[i])
 
 
 def _checked(kind, first, count, value, edge_to, edge_p):
@@ -132,7 +148,9 @@ def log_partition(kind, first, count, value, edge_to, edge_p, double theta,
         raise ValueError("theta must be > 0")
     k, f, c, v, t, p = _checked(kind, first, count, value, edge_to, edge_p)
     lz = np.full(len(k), NAN, dtype=np.float64)
+    busy = np.zeros(len(k), dtype=np.int8)
     cdef double[::1] lzv = lz
+    cdef int8_t[::1] bv = busy
     cdef const int8_t[::1] kv = k
     cdef const int64_t[::1] fv = f
     cdef const int32_t[::1] cv = c
@@ -140,7 +158,7 @@ def log_partition(kind, first, count, value, edge_to, edge_p, double theta,
     cdef const int64_t[::1] tv = t
     cdef const double[::1] pv = p
     with nogil:
-        _log_partition(0, kv, fv, cv, vv, tv, pv, theta, arc_cost, lzv, 0)
+        _log_partition(0, kv, fv, cv, vv, tv, pv, theta, arc_cost, lzv, bv, 0)
     return lz
 
 

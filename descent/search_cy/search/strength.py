@@ -42,7 +42,8 @@ STRENGTH_LEVELS: dict[str, float] = {
 
 # Each game's named levels, calibrated with tools/ladder.py (README, "Strength levels"):
 # the games differ in how far apart their moves' values lie, so one theta is not one
-# strength everywhere. A game without an entry uses STRENGTH_LEVELS.
+# strength everywhere. Keys are "game" or "game:search" (the more specific wins); a game
+# without an entry uses STRENGTH_LEVELS.
 GAME_LEVELS: dict[str, dict[str, float]] = {
     # ladders of numeric levels and max (RESULTS.md, sixteenth session), read at equal
     # Elo steps from random to max; the dice games at 1000 nodes a move
@@ -50,8 +51,9 @@ GAME_LEVELS: dict[str, dict[str, float]] = {
                   "intermediate": 4.42, "advanced": 10.95, "expert": 18.19, "master": 64.4},
     "einstein": {"random": 0.001, "beginner": 0.5936, "novice": 2.133, "casual": 3.824,
                  "intermediate": 6.307, "advanced": 10.23, "expert": 18.21, "master": 37.71},
-    # Hex 11x11 with rave (the one-ply tree), 200,000 stones a move
-    "hex": {"random": 0.001, "beginner": 0.5738, "novice": 0.9359, "casual": 1.341,
+    # Hex 11x11 with rave (the one-ply tree), 200,000 stones a move; other Hex searches
+    # (UBFM_s with a network) value moves on other scales and keep STRENGTH_LEVELS
+    "hex:rave": {"random": 0.001, "beginner": 0.5738, "novice": 0.9359, "casual": 1.341,
             "intermediate": 1.807, "advanced": 2.467, "expert": 3.577, "master": 7.956},
 }
 
@@ -71,16 +73,18 @@ def valid_levels() -> list[str]:
     return [*STRENGTH_LEVELS, MAX_LEVEL, f"0..{NUMERIC_LEVELS}", "theta=X (X > 0)"]
 
 
-def parse_strength(text: str, game: str | None = None) -> float | None:
+def parse_strength(text: str, game: str | None = None,
+                   search: str | None = None) -> float | None:
     """``theta`` of a strength level, or None for ``"max"`` (no randomisation): a named
-    level's calibrated value for ``game`` (a registry name; GAME_LEVELS), else the
-    general one (STRENGTH_LEVELS). Names are case-insensitive; ValueError lists the valid
-    levels on bad input."""
+    level's calibrated value for ``game`` (a registry name) played by ``search``
+    (GAME_LEVELS), else the general one (STRENGTH_LEVELS). Names are case-insensitive;
+    ValueError lists the valid levels on bad input."""
     key = str(text).strip().lower()
     if key == MAX_LEVEL:
         return None
     if key in STRENGTH_LEVELS:
-        return GAME_LEVELS.get(game or "", STRENGTH_LEVELS).get(key, STRENGTH_LEVELS[key])
+        table = GAME_LEVELS.get(f"{game}:{search}") or GAME_LEVELS.get(game or "") or {}
+        return table.get(key, STRENGTH_LEVELS[key])
     if key.isdigit():
         k = int(key)
         if 0 <= k <= NUMERIC_LEVELS:
@@ -153,7 +157,8 @@ def choose_move(
     ``search`` or a ``SearchRunner``'s ``impl``), with ``theta`` applied to values where a
     win is 1 and the unit cost a move of ``arc_cost``; a search without it (MCTS, RAVE)
     randomises over the root's children values, the one-ply tree."""
-    theta = parse_strength(level, getattr(state.game, "name", None))
+    theta = parse_strength(level, getattr(state.game, "name", None),
+                           getattr(search, "name", None))
     if theta is None or math.isinf(theta):
         return result.action
     impl = search if hasattr(search, "rminimax_policy") else getattr(search, "impl", None)

@@ -141,6 +141,21 @@ def test_a_move_costs_the_quicker_win_is_preferred() -> None:
     assert p[0] == pytest.approx(1.0 / (1.0 + math.exp(-0.3)))
 
 
+def test_a_position_met_again_below_itself_is_a_leaf_there() -> None:
+    # node 1 leads back to the root (a repeated position in a stored tree): there the
+    # root counts as a leaf with its own stored value, 0.1
+    tree = flat([
+        (RANDOMISED, [1, 2], None),
+        (OPPONENT, [0, 3], None), (LEAF, 0.2, None), (LEAF, 0.5, None),
+    ])
+    kind, first, count, value, edge_to, edge_p = tree
+    value[0] = 0.1
+    theta = 2.0
+    lz1 = min(theta * 0.1, theta * 0.5)
+    p = root_policy(kind, first, count, value, edge_to, edge_p, theta, 0.0)
+    assert p[0] == pytest.approx(math.exp(lz1) / (math.exp(lz1) + math.exp(theta * 0.2)))
+
+
 def test_bad_trees_are_refused_by_name() -> None:
     kind, first, count, value, edge_to, edge_p = THREE_LEVELS
     with pytest.raises(ValueError, match="theta"):
