@@ -44,17 +44,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent.search_cy.games.state import GameState
+from descent.search_cy.search.terminal import KINDS
 from descent.search_cy.search.terminal import value as terminal_value
 
-SEARCH_KINDS: tuple[str, ...] = ("gain", "depth_add", "depth_mul", "presence", "score")
-ALL_KINDS: tuple[str, ...] = SEARCH_KINDS
+ALL_KINDS: tuple[str, ...] = KINDS        # terminal.pyx: every heuristic the searches know
 DEPTH_KINDS: tuple[str, ...] = ("depth_add", "depth_mul")
 
 # Which heuristics a game has, by registry name.
 APPLICABLE: dict[str, tuple[str, ...]] = {
     "hex": ("gain", *DEPTH_KINDS),
     "einstein": ("gain", *DEPTH_KINDS, "presence"),
-    "dicechess": SEARCH_KINDS,
+    "dicechess": ALL_KINDS,
 }
 
 
@@ -71,7 +71,7 @@ class Reinforcement:
         if self.name not in ALL_KINDS:
             raise ValueError(f"unknown reinforcement heuristic {self.name!r} "
                              f"(known: {', '.join(ALL_KINDS)})")
-        allowed = APPLICABLE.get(self.game, SEARCH_KINDS)
+        allowed = APPLICABLE.get(self.game, ALL_KINDS)
         if self.name not in allowed:
             raise ValueError(f"reinforcement heuristic {self.name!r} does not apply to "
                              f"{self.game} (it has: {', '.join(allowed)})")

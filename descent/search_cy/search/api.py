@@ -18,6 +18,7 @@ from descent.search_cy.games.state import GameState
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import ChildStat, SearchResult
 from descent.search_cy.search.stopper import Stopper
+from descent.search_cy.search.terminal import KINDS as TERMINAL_NAMES
 
 if TYPE_CHECKING:
     from descent.search_cy.search.bestfirst import BestFirstSearch
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["CHANCE_SAMPLING", "TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult",
            "SearchRunner", "make_search", "registered_searches", "search_plays"]
 
-TERMINAL_KINDS = {"gain": 0, "depth_add": 1, "depth_mul": 2, "presence": 3, "score": 4}
+# terminal.pxd's TerminalKind codes by name, in terminal.pyx's order
+TERMINAL_KINDS = {name: code for code, name in enumerate(TERMINAL_NAMES)}
 CHANCE_SAMPLING = ("all", "unresolved")
 
 
