@@ -20,6 +20,7 @@ DEFAULT_PRUNE_RATIO: float
 DEFAULT_INFERIOR: bool
 DEFAULT_PLAYOUT_GAMMA_CAP: float
 DEFAULT_PLAYOUT_FILL_IN: bool
+DEFAULT_VC_AT: int
 SHIPPED: object
 
 @disjoint_base
@@ -38,12 +39,13 @@ class RaveSearch:
     inferior: bool
     playout_gamma_cap: float
     playout_fill_in: bool
+    vc_at: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
                  pattern_weights: Any = ..., swap_map: Any = ...,
                  inferior: bool = ..., playout_gamma_cap: float = ...,
-                 playout_fill_in: bool = ...) -> None: ...
+                 playout_fill_in: bool = ..., vc_at: int = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

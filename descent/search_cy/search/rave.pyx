@@ -59,6 +59,8 @@ from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
 from descent.search_cy.games.hex_inferior cimport (
     HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE)
+from descent.search_cy.games.hex_vc cimport (
+    HexVC, VC_WIN, VC_LOSS, VC_MUSTPLAY, VC_MAXCELLS)
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
@@ -81,6 +83,8 @@ cdef enum:
     LOST_BY_KNOWLEDGE = 1 # a child proven to lose by the evaluator's knowledge (mustplay)
     SKIPPED_BY_PRIOR = 2  # a child the prior leaves out (prior pruning), not proven
     INFERIOR = 3          # an inferior cell (dead, captured or vulnerable): never searched
+    KNOWN_GREEDY = 1      # Node.known: the evaluator's knowledge was applied
+    KNOWN_VC = 2          # Node.known: H-search's knowledge was applied
 
 # the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
 cdef int RDR[6]
@@ -98,6 +102,7 @@ DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of 
 DEFAULT_INFERIOR = True           # inferior-cell pruning at expansion
 DEFAULT_PLAYOUT_GAMMA_CAP = 0.0   # pattern playouts: the largest gamma (0: uniform playouts)
 DEFAULT_PLAYOUT_FILL_IN = False   # playouts start from the inferior-cell fill-in
+DEFAULT_VC_AT = 256               # H-search knowledge at nodes of this many visits (MoHex's)
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
@@ -115,7 +120,7 @@ cdef struct Node:
     int16_t count         # children
     int8_t side           # player to move: 0 black, 1 white
     int8_t proven         # 0 unknown, +1 the player to move wins, -1 it loses
-    int8_t known          # the evaluator's knowledge was applied here
+    int8_t known          # KNOWN_GREEDY | KNOWN_VC: which knowledge was applied here
     int32_t visits
 
 
@@ -176,7 +181,10 @@ cdef class _Tree:
     cdef HexState pos                 # the root position, moved along a path for knowledge
     cdef int8_t* keep
     cdef bint use_know
-    cdef public long long sims, moves, max_depth
+    cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
+    cdef int vc_at
+    cdef bint use_vc
+    cdef public long long sims, moves, max_depth, vc_calls
     cdef public bint full
 
     def __cinit__(self, int n, long long budget_bytes, uint64_t seed, double K, double c_uct,
@@ -210,6 +218,9 @@ cdef class _Tree:
         self.know = None
         self.pos = None
         self.know_at = DEFAULT_KNOW_AT
+        self.vc = None
+        self.vc_at = 0
+        self.use_vc = False
         self.pat = None
         self.c_pb = 0.0
         self.prune_ratio = 0.0
@@ -272,8 +283,11 @@ cdef class _Tree:
         self.full = False
         self._new_node(self.root_side)
         self._expand(0, self.root_board, self.root_side, self.root_last)
+        self.vc_calls = 0
         if self.use_know:
             self._knowledge(0, 0)
+        if self.use_vc and self.nodes[0].proven == 0:
+            self._vc_knowledge(0, self.root_board, self.root_side)
         self._root_wins()
 
     cdef void _root_wins(self) noexcept:
@@ -333,8 +347,11 @@ cdef class _Tree:
         nd.proven = 0
         if nd.first < 0:
             self._expand(0, self.root_board, self.root_side, self.root_last)
-        if self.use_know and not nd.known:
+        self.vc_calls = 0
+        if self.use_know and not (nd.known & KNOWN_GREEDY):
             self._knowledge(0, 0)
+        if self.use_vc and not (nd.known & KNOWN_VC):
+            self._vc_knowledge(0, self.root_board, self.root_side)
         self._root_wins()
         return True
 
@@ -416,6 +433,7 @@ cdef class _Tree:
         if s.nhist > 0 and s.hist_action[s.nhist - 1] < self.ncells:
             self.root_last = s.hist_action[s.nhist - 1]
         self.use_know = self.know is not None and self.know_at > 0
+        self.use_vc = self.vc is not None and self.vc_at > 0 and self.vc.n == s.n
         self.pos = <HexState>s.c_clone() if self.use_know else None
         if self.pp and self.pat is not None:
             self._pp_init(self.root_board)
@@ -502,7 +520,7 @@ cdef class _Tree:
         cdef Node* nd = &self.nodes[idx]
         cdef Child* ch
         cdef int i, code
-        nd.known = 1
+        nd.known |= KNOWN_GREEDY
         for i in range(depth):
             self.pos.c_apply(self.children[self.path_child[i]].move)
         code = self.know.c_knowledge(self.pos, self.keep)
@@ -515,6 +533,29 @@ cdef class _Tree:
         elif code == KNOW_MUSTPLAY and nd.first >= 0:
             ch = self.children + nd.first
             for i in range(nd.count):
+                if not self.keep[ch[i].move]:
+                    ch[i].pruned = LOST_BY_KNOWLEDGE
+                elif ch[i].pruned == SKIPPED_BY_PRIOR:
+                    ch[i].pruned = 0      # a move that must be considered
+
+    cdef void _vc_knowledge(self, int32_t idx, const int8_t* board, int side) noexcept nogil:
+        """H-search's proofs at node idx (``board``, ``side`` to move): a win or a loss
+        (not at the root), or the children outside the mustplay pruned as losses."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef int i, code
+        nd.known |= KNOWN_VC
+        self.vc_calls += 1
+        code = self.vc.c_knowledge(board, side, idx == 0 and self.root_swap, self.keep)
+        if code == VC_WIN and idx != 0:
+            nd.proven = 1
+        elif code == VC_LOSS and idx != 0:
+            nd.proven = -1
+        elif code == VC_MUSTPLAY and nd.first >= 0:
+            ch = self.children + nd.first
+            for i in range(nd.count):
+                if ch[i].pruned == INFERIOR:
+                    continue
                 if not self.keep[ch[i].move]:
                     ch[i].pruned = LOST_BY_KNOWLEDGE
                 elif ch[i].pruned == SKIPPED_BY_PRIOR:
@@ -790,8 +831,13 @@ cdef class _Tree:
             if nd.first < 0:
                 if nd.visits < self.expand_at or not self._expand(idx, self.board, side, last):
                     break
-            if self.use_know and not nd.known and nd.visits >= self.know_at:
+            if self.use_know and not (nd.known & KNOWN_GREEDY) and nd.visits >= self.know_at:
                 self._knowledge(idx, depth)
+                if nd.proven != 0:
+                    proven_winner = side if nd.proven == 1 else 1 - side
+                    break
+            if self.use_vc and not (nd.known & KNOWN_VC) and nd.visits >= self.vc_at:
+                self._vc_knowledge(idx, self.board, side)
                 if nd.proven != 0:
                     proven_winner = side if nd.proven == 1 else 1 - side
                     break
@@ -939,7 +985,7 @@ cdef class RaveSearch:
     cdef list history                 # the moves to the last root searched
     cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
     cdef public double K, exploration, progressive_bias, prune_ratio
-    cdef public int expand_at, know_at
+    cdef public int expand_at, know_at, vc_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
     cdef public object swap_map         # a SwapMap, or None: the search decides the swap
     cdef public bint inferior           # prune inferior cells (games/hex_inferior.pyx)
@@ -952,7 +998,7 @@ cdef class RaveSearch:
                  double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED,
                  swap_map=SHIPPED, bint inferior=DEFAULT_INFERIOR,
                  double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP,
-                 bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN):
+                 bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN, int vc_at=DEFAULT_VC_AT):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -961,6 +1007,9 @@ cdef class RaveSearch:
             raise ValueError("expand_at must be >= 0")
         if know_at < 0:
             raise ValueError("know_at must be >= 0 (0: no knowledge)")
+        if vc_at < 0:
+            raise ValueError("vc_at must be >= 0 (0: no H-search)")
+        self.vc_at = vc_at
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1047,6 +1096,11 @@ cdef class RaveSearch:
             elif t.inferior is None or t.inferior.n != s.n:
                 t.inferior = HexInferior(s.n)
             t.fill_playouts = self.playout_fill_in and t.inferior is not None
+            t.vc_at = self.vc_at
+            if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
+                t.vc = None               # off, or a board past H-search's 256-bit carriers
+            elif t.vc is None or t.vc.n != s.n:
+                t.vc = HexVC(s.n)
             t.swap_off = swap_off
             if path is None or not t.reuse(s, path):
                 t.reset(s)

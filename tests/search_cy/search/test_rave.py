@@ -86,13 +86,14 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in"),
-                         [(0.0, True, False), (0.5, True, False), (0.0, False, False),
-                          (0.0, True, True)])
+@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at"),
+                         [(0.0, True, False, 0), (0.5, True, False, 0), (0.0, False, False, 0),
+                          (0.0, True, True, 0), (0.0, True, False, 4), (0.0, False, False, 1)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
-        prune_ratio: float, inferior: bool, fill_in: bool) -> None:
-    # prior pruning (at a ratio far above any useful one), inferior cells and playouts
-    # from the fill-in must never make a proof wrong
+        prune_ratio: float, inferior: bool, fill_in: bool, vc_at: int) -> None:
+    # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
+    # the fill-in and H-search's knowledge (at nearly every node) must never make a proof
+    # wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -104,6 +105,7 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search.prune_ratio = prune_ratio
         search.inferior = inferior
         search.playout_fill_in = fill_in
+        search.vc_at = vc_at
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -345,6 +347,7 @@ def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
     gp[key] = 1000.0
     favoured = [c for c in state.legal_actions() if HexPatterns(7).key(state, c) == key]
     search = rave(seed=1)
+    search.vc_at = 0              # H-search's mustplay (d4 holds a 7x7 board) prunes both
     search.pattern_weights = (gp, gl)
     search.progressive_bias = 10.0
     result = search.run(state, Stopper(iterations=60))
@@ -353,6 +356,7 @@ def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
     search = rave(seed=1)
     search.pattern_weights = (gp, gl)
     search.prune_ratio = 0.5
+    search.vc_at = 0              # H-search's mustplay would bring skipped moves back
     result = search.run(state, Stopper(iterations=2000))
     assert {c.action for c in result.children if c.visits} <= set(favoured)
     search.pattern_weights = None                        # no prior: every move is searched

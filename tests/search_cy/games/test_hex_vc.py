@@ -1,0 +1,193 @@
+"""H-search (``games/hex_vc.pyx``): hand-made templates, every carrier checked by
+exhaustive play inside it, and the knowledge (win, loss, mustplay) against the exact
+solver on small boards."""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+
+import pytest
+
+from descent.search_cy.eval.hex_eval import HexVCEvaluator
+from descent.search_cy.games.hex import HexState
+from descent.search_cy.games.hex_vc import HexVC
+from tests.nets.learn.conftest import solve
+from tests.search_cy.eval.test_heuristics import hex_position
+from tests.search_cy.eval.test_hex_vc import cell, solvable_positions
+
+NEIGHBOURS = [(-1, 0), (-1, 1), (0, 1), (1, 0), (1, -1), (0, -1)]
+
+
+def _joined(n: int, stones: frozenset[int], player: int) -> bool:
+    """Whether ``player``'s (0 Black top-bottom, 1 White left-right) stones join its
+    edges."""
+    def first(c: int) -> bool:
+        return c // n == 0 if player == 0 else c % n == 0
+
+    def last(c: int) -> bool:
+        return c // n == n - 1 if player == 0 else c % n == n - 1
+
+    todo = [c for c in stones if first(c)]
+    seen = set(todo)
+    while todo:
+        c = todo.pop()
+        if last(c):
+            return True
+        r, k = divmod(c, n)
+        for dr, dk in NEIGHBOURS:
+            rr, kk = r + dr, k + dk
+            x = rr * n + kk
+            if 0 <= rr < n and 0 <= kk < n and x in stones and x not in seen:
+                seen.add(x)
+                todo.append(x)
+    return False
+
+
+def holds(s: HexState, player: int, carrier: list[int], player_first: bool) -> bool:
+    """Whether ``player`` joins its edges in ``s`` when every empty cell outside
+    ``carrier`` is the opponent's and both play inside it (exhaustively)."""
+    n = s.size
+    own = frozenset(c for c in range(n * n) if s.cell(c // n, c % n) == player + 1)
+
+    @lru_cache(maxsize=None)
+    def wins(mine: frozenset[int], free: frozenset[int], to_move: bool) -> bool:
+        if _joined(n, mine, player):
+            return True
+        if not free:
+            return False
+        if to_move:
+            return any(wins(mine | {x}, free - {x}, False) for x in free)
+        return all(wins(mine, free - {x}, True) for x in free)
+
+    return wins(own, frozenset(carrier), player_first)
+
+
+def test_a_bridge_chain_and_edge_templates_connect_whoever_moves() -> None:
+    n = 5
+    vc = HexVC(n)
+    black = [cell(n, "c2"), cell(n, "b4")]
+    white = [cell(n, "e1"), cell(n, "e5")]
+    assert vc.knowledge(hex_position(n, black, white, True)) == ("win", None)
+    assert vc.knowledge(hex_position(n, black, white, False)) == ("loss", None)
+    s = hex_position(n, black, white, True)
+    # after the fill-in the edge templates' cells are Black's: the middle bridge is left
+    assert vc.connections(s, 0)[0][0] == [cell(n, "b3"), cell(n, "c3")]
+    vc.fill_in = False
+    # the search stops at the first edge-to-edge full: whichever it is, it holds
+    carrier = vc.connections(s, 0)[0][0]
+    assert holds(s, 0, carrier, player_first=False)
+
+
+def test_the_ziggurat_comes_out_of_the_or_rule() -> None:
+    """Black's column c3-c6 reaches the bottom; c3 reaches the top only by template IIIa
+    (the ziggurat, eight cells), which no single AND gives: the OR of two semis does."""
+    n = 6
+    vc = HexVC(n, fill_in=False)
+    black = [cell(n, x) for x in ("c3", "c4", "c5", "c6")]
+    white = [cell(n, x) for x in ("f2", "f3", "f4")]
+    s = hex_position(n, black, white, False)
+    assert vc.knowledge(s) == ("loss", None)
+    fulls, _ = vc.connections(s, 0)
+    assert set(fulls[0]) >= {cell(n, x) for x in ("b1", "c1", "d1", "e1", "b2", "c2", "d2")}
+    assert holds(s, 0, fulls[0], player_first=False)
+    # with White in the ziggurat's row-two cell d2 it is one move from whole: a semi
+    s = hex_position(n, black, white[:2] + [cell(n, "d2")], False)
+    assert vc.knowledge(s)[0] == "mustplay"
+
+
+@pytest.mark.parametrize(("n", "trials"), [(4, 250), (5, 300), (6, 200)])
+def test_every_carrier_holds_by_exhaustive_play(n: int, trials: int) -> None:
+    vc = HexVC(n, fill_in=False)
+    checked = 0
+    for s in solvable_positions(n, trials, seed=100 + n):
+        for player in (0, 1):
+            fulls, semis = vc.connections(s, player)
+            # carriers of up to 11 cells: the exhaustive check doubles with each cell
+            for carrier in [c for c in fulls if len(c) <= 11][:3]:
+                assert holds(s, player, carrier, player_first=False), (s.to_text(), carrier)
+                checked += 1
+            for key, carrier in [(k, c) for k, c in semis if len(c) <= 11][:3]:
+                assert key in carrier
+                assert holds(s, player, carrier, player_first=True), (s.to_text(), carrier)
+                checked += 1
+    assert checked > trials // 4
+
+
+@pytest.mark.parametrize(("n", "trials", "fill_in"),
+                         [(3, 800, True), (4, 800, False), (4, 800, True),
+                          (5, 200, True), (6, 250, True)])
+def test_knowledge_is_proven_by_exact_solution(n: int, trials: int, fill_in: bool) -> None:
+    """A win is a win, a loss a loss, and every move outside a mustplay loses."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    vc = HexVC(n, fill_in=fill_in)
+    memo: dict[int, float] = {}
+    seen: dict[str, int] = {}
+    for s in solvable_positions(n, trials, seed=200 + n):
+        code, keep = vc.knowledge(s)
+        seen[code] = seen.get(code, 0) + 1
+        mover = 1.0 if s.current_player() == 0 else -1.0
+        value = mover * solve(s, memo)
+        if code == "win":
+            assert value > 0, s.to_text()
+        elif code == "loss":
+            assert value < 0, s.to_text()
+        elif code == "mustplay":
+            assert keep, s.to_text()
+            for a in s.legal_actions():
+                if a in keep:
+                    continue
+                s.apply_action(a)
+                assert mover * solve(s, memo) < 0, (s.to_text(), a)
+                s.undo()
+    assert seen.get("win", 0) and seen.get("loss", 0), seen
+    if n >= 4:                  # 3x3 is solved outright
+        assert seen.get("mustplay", 0), seen
+
+
+@pytest.mark.parametrize("n", [5, 6, 7])
+def test_it_sees_every_connection_the_greedy_chains_see(n: int) -> None:
+    """H-search's rules hold bridges, edge templates II and IIIa and their chains: where
+    the greedy evaluator sees a connection, so does H-search (limits permitting)."""
+    vc = HexVC(n, fill_in=False)
+    ev = HexVCEvaluator()
+    ev.fill_in = False
+    claims = 0
+    for s in solvable_positions(n, 300, seed=300 + n):
+        for player in (0, 1):
+            if ev.virtual_connection(s, player):
+                claims += 1
+                fulls, semis = vc.connections(s, player)
+                if s.current_player() == player:
+                    assert fulls or semis, s.to_text()
+                else:
+                    assert fulls, s.to_text()
+    assert claims > 20
+
+
+def test_boards_past_sixteen_are_refused_and_limits_checked() -> None:
+    with pytest.raises(ValueError, match="outside"):
+        HexVC(17)
+    with pytest.raises(ValueError, match="max_fulls"):
+        HexVC(5, max_fulls=0)
+    vc = HexVC(5)
+    with pytest.raises(ValueError, match="board"):
+        vc.knowledge(hex_position(4, [], [], True))
+    with pytest.raises(ValueError, match="neither"):
+        vc.connections(hex_position(5, [], [], True), 2)
+
+
+def test_a_small_pool_stops_the_search_but_stays_sound() -> None:
+    n = 6
+    vc = HexVC(n, max_entries=64)
+    memo: dict[int, float] = {}
+    stopped = 0
+    for s in solvable_positions(n, 150, seed=7):
+        code, _ = vc.knowledge(s)
+        stopped += vc.overflowed
+        mover = 1.0 if s.current_player() == 0 else -1.0
+        if code == "win":
+            assert mover * solve(s, memo) > 0
+        elif code == "loss":
+            assert mover * solve(s, memo) < 0
+    assert stopped > 0
