@@ -102,7 +102,7 @@ DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of 
 DEFAULT_INFERIOR = True           # inferior-cell pruning at expansion
 DEFAULT_PLAYOUT_GAMMA_CAP = 0.0   # pattern playouts: the largest gamma (0: uniform playouts)
 DEFAULT_PLAYOUT_FILL_IN = False   # playouts start from the inferior-cell fill-in
-DEFAULT_VC_AT = 256               # H-search knowledge at nodes of this many visits (MoHex's)
+DEFAULT_VC_AT = 1000              # H-search knowledge at nodes of this many visits
 SHIPPED = object()                # the pattern weights shipped with the package
 
 

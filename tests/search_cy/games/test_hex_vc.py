@@ -5,7 +5,7 @@ solver on small boards."""
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -50,7 +50,7 @@ def holds(s: HexState, player: int, carrier: list[int], player_first: bool) -> b
     n = s.size
     own = frozenset(c for c in range(n * n) if s.cell(c // n, c % n) == player + 1)
 
-    @lru_cache(maxsize=None)
+    @cache
     def wins(mine: frozenset[int], free: frozenset[int], to_move: bool) -> bool:
         if _joined(n, mine, player):
             return True
