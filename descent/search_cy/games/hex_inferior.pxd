@@ -11,6 +11,9 @@ cdef enum:
     INF_STONE = 5              # not empty
 
 
+cdef void ring_table(int n, int* out) noexcept nogil
+
+
 cdef class HexInferior:
     cdef readonly int n
     cdef int ncells

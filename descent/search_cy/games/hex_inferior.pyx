@@ -41,6 +41,32 @@ cdef int IDR[6]
 cdef int IDC[6]
 IDR[:] = [-1, -1, 0, 1, 1, 0]
 IDC[:] = [0, 1, 1, 0, -1, -1]
+
+
+cdef void ring_table(int n, int* out) noexcept nogil:
+    """The six neighbours of each cell of an n x n board in cyclic order (``out``: 6 ints
+    a cell): the neighbour cell, or -1 beyond the top, -2 the bottom, -3 the left, -4 the
+    right (top and bottom checked first: a point beyond two edges reads as the first; a
+    corner cell touches both its edges through its other neighbours)."""
+    cdef int r, c, k, rr, cc, code
+    for r in range(n):
+        for c in range(n):
+            for k in range(6):
+                rr = r + IDR[k]
+                cc = c + IDC[k]
+                if rr < 0:
+                    code = -1
+                elif rr >= n:
+                    code = -2
+                elif cc < 0:
+                    code = -3
+                elif cc >= n:
+                    code = -4
+                else:
+                    code = rr * n + cc
+                out[(r * n + c) * 6 + k] = code
+
+
 cdef int POW3[7]
 POW3[:] = [1, 3, 9, 27, 81, 243, 729]
 

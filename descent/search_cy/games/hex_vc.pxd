@@ -56,6 +56,9 @@ cdef class HexVC:
     cdef list _cells(self, int32_t e)
     cdef bint _done(self) noexcept nogil
     cdef void _build(self, const int8_t* board, int player) noexcept nogil
+    cdef bint _within(self, int32_t e, const uint64_t* bits) noexcept nogil
+    cdef int32_t _insert(self, int32_t* head, int16_t* count, int limit, int x, int y,
+                         const uint64_t* bits, int key) noexcept nogil
     cdef bint _add_full(self, int x, int y, const uint64_t* bits) noexcept nogil
     cdef bint _drop_largest(self, int32_t* head, int size) noexcept nogil
     cdef void _add_semi(self, int x, int y, const uint64_t* bits, int key) noexcept nogil

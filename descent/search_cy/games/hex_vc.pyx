@@ -42,12 +42,7 @@ from libc.string cimport memcpy, memset
 
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_inferior cimport (
-    HexInferior, INF_DEAD, INF_BLACK, INF_WHITE)
-
-cdef int IDR[6]
-cdef int IDC[6]
-IDR[:] = [-1, -1, 0, 1, 1, 0]
-IDC[:] = [0, 1, 1, 0, -1, -1]
+    HexInferior, INF_BLACK, INF_WHITE, ring_table)
 
 DEFAULT_MAX_FULLS = 8
 DEFAULT_MAX_SEMIS = 12
@@ -113,26 +108,7 @@ cdef class HexVC:
         self.inferior = HexInferior(n)
         self.nnodes = 0
         self.npool = 0
-        cdef int r, c, k, rr, cc, code
-        for r in range(n):
-            for c in range(n):
-                for k in range(6):
-                    rr = r + IDR[k]
-                    cc = c + IDC[k]
-                    # beyond the top (-1) or bottom (-2), checked first, then the left
-                    # (-3) or right (-4): a corner cell touches both of its edges through
-                    # its other neighbours, so a point beyond two edges may read either
-                    if rr < 0:
-                        code = -1
-                    elif rr >= n:
-                        code = -2
-                    elif cc < 0:
-                        code = -3
-                    elif cc >= n:
-                        code = -4
-                    else:
-                        code = rr * n + cc
-                    self.nb[(r * n + c) * 6 + k] = code
+        ring_table(n, self.nb)
 
     def __dealloc__(self):
         free(self.nb)
@@ -154,60 +130,75 @@ cdef class HexVC:
             x, y = y, x
         return x * self.nnodes + y
 
-    cdef bint _add_full(self, int x, int y, const uint64_t* bits) noexcept nogil:
-        """Adds a full (x, y) unless one within it is known or the pair is at its
-        limit; queues it for the AND rule. Whether it was added."""
-        cdef int p, size, i
-        cdef int32_t e, prev, cur
-        if x > y:
-            x, y = y, x
-        p = x * self.nnodes + y
-        e = self.full_head[p]
+    cdef bint _within(self, int32_t e, const uint64_t* bits) noexcept nogil:
+        """Whether some entry of the list from e has its carrier within ``bits``."""
         while e >= 0:
             if _subset(self.pool[e].bits, bits):
-                return False
+                return True
             e = self.pool[e].next
-        if self.nfull[p] >= self.max_fulls and not self._drop_largest(
-                &self.full_head[p], _count(bits)):
-            return False
+        return False
+
+    cdef int32_t _insert(self, int32_t* head, int16_t* count, int limit, int x, int y,
+                         const uint64_t* bits, int key) noexcept nogil:
+        """Adds an entry to a pair's list, kept smallest first (the AND and OR rules
+        meet the cheapest carriers first); at the list's limit the largest makes room
+        for a smaller one. The new entry, or -1 (no room, or the pool is full)."""
+        cdef int size = _count(bits), i
+        cdef int32_t e, prev = -1, cur
+        if count[0] >= limit and not self._drop_largest(head, size):
+            return -1
         if self.npool >= self.max_entries:
             self.overflow = True
-            return False
+            return -1
         e = self.npool
         self.npool += 1
         for i in range(VC_WORDS):
             self.pool[e].bits[i] = bits[i]
-        size = _count(bits)
         self.pool[e].x = <int16_t>x
         self.pool[e].y = <int16_t>y
-        self.pool[e].key = -1
+        self.pool[e].key = <int16_t>key
         self.pool[e].size = <int16_t>size
-        # kept smallest first: the AND and OR rules meet the cheapest carriers first
-        prev = -1
-        cur = self.full_head[p]
+        cur = head[0]
         while cur >= 0 and self.pool[cur].size <= size:
             prev = cur
             cur = self.pool[cur].next
         self.pool[e].next = cur
         if prev < 0:
-            self.full_head[p] = e
+            head[0] = e
         else:
             self.pool[prev].next = e
-        if self.nfull[p] == 0:
+        if count[0] < limit:
+            count[0] += 1
+        return e
+
+    cdef bint _add_full(self, int x, int y, const uint64_t* bits) noexcept nogil:
+        """Adds a full (x, y) unless one within it is known or the pair is at its
+        limit; queues it for the AND rule. Whether it was added."""
+        cdef int p
+        cdef int32_t e
+        cdef bint first
+        if x > y:
+            x, y = y, x
+        p = x * self.nnodes + y
+        if self._within(self.full_head[p], bits):
+            return False
+        first = self.nfull[p] == 0
+        e = self._insert(&self.full_head[p], &self.nfull[p], self.max_fulls, x, y, bits, -1)
+        if e < 0:
+            return False
+        if first:
             self.adj[x * VC_MAXNODES + self.nadj[x]] = <int16_t>y
             self.nadj[x] += 1
             self.adj[y * VC_MAXNODES + self.nadj[y]] = <int16_t>x
             self.nadj[y] += 1
-        if self.nfull[p] < self.max_fulls:
-            self.nfull[p] += 1
         self.queue[self.qtail] = e
         self.qtail += 1
         return True
 
     cdef bint _drop_largest(self, int32_t* head, int size) noexcept nogil:
-        """Unlinks the last (largest) entry of a full list when ``size`` is smaller:
-        whether room was made. A full dropped after its AND combinations were made stays
-        sound; it is only no longer offered to later ones."""
+        """Unlinks the last (largest) entry of a list when ``size`` is smaller: whether
+        room was made. An entry dropped after its combinations were made stays sound; it
+        is only no longer offered to later ones."""
         cdef int32_t prev = -1, cur = head[0]
         if cur < 0:
             return False
@@ -225,49 +216,16 @@ cdef class HexVC:
     cdef void _add_semi(self, int x, int y, const uint64_t* bits, int key) noexcept nogil:
         """Adds a semi (x, y) keyed at ``key`` unless a full or a semi within it is known
         or the pair is at its limit; then tries the OR rule with it."""
-        cdef int p, size, i
-        cdef int32_t e, prev, cur
+        cdef int p
+        cdef int32_t e
         if x > y:
             x, y = y, x
         p = x * self.nnodes + y
-        e = self.full_head[p]
-        while e >= 0:
-            if _subset(self.pool[e].bits, bits):
-                return
-            e = self.pool[e].next
-        e = self.semi_head[p]
-        while e >= 0:
-            if _subset(self.pool[e].bits, bits):
-                return
-            e = self.pool[e].next
-        if self.nsemi[p] >= self.max_semis and not self._drop_largest(
-                &self.semi_head[p], _count(bits)):
+        if self._within(self.full_head[p], bits) or self._within(self.semi_head[p], bits):
             return
-        if self.npool >= self.max_entries:
-            self.overflow = True
-            return
-        e = self.npool
-        self.npool += 1
-        for i in range(VC_WORDS):
-            self.pool[e].bits[i] = bits[i]
-        size = _count(bits)
-        self.pool[e].x = <int16_t>x
-        self.pool[e].y = <int16_t>y
-        self.pool[e].key = <int16_t>key
-        self.pool[e].size = <int16_t>size
-        prev = -1
-        cur = self.semi_head[p]
-        while cur >= 0 and self.pool[cur].size <= size:
-            prev = cur
-            cur = self.pool[cur].next
-        self.pool[e].next = cur
-        if prev < 0:
-            self.semi_head[p] = e
-        else:
-            self.pool[prev].next = e
-        if self.nsemi[p] < self.max_semis:
-            self.nsemi[p] += 1
-        self._or(x, y, e)
+        e = self._insert(&self.semi_head[p], &self.nsemi[p], self.max_semis, x, y, bits, key)
+        if e >= 0:
+            self._or(x, y, e)
 
     cdef void _or(self, int x, int y, int32_t e) noexcept nogil:
         """The OR rule from the new semi e: the pair's other semis, smallest first, each

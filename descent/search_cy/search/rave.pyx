@@ -58,7 +58,7 @@ from libc.math cimport sqrt, log
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
 from descent.search_cy.games.hex_inferior cimport (
-    HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE)
+    HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE, ring_table)
 from descent.search_cy.games.hex_vc cimport (
     HexVC, VC_WIN, VC_LOSS, VC_MUSTPLAY, VC_MAXCELLS)
 from descent.search_cy.games.zobrist cimport splitmix64
@@ -85,12 +85,6 @@ cdef enum:
     INFERIOR = 3          # an inferior cell (dead, captured or vulnerable): never searched
     KNOWN_GREEDY = 1      # Node.known: the evaluator's knowledge was applied
     KNOWN_VC = 2          # Node.known: H-search's knowledge was applied
-
-# the six neighbours of a cell in cyclic order (consecutive ones are adjacent)
-cdef int RDR[6]
-cdef int RDC[6]
-RDR[:] = [-1, -1, 0, 1, 1, 0]
-RDC[:] = [0, 1, 1, 0, -1, -1]
 
 # defaults measured on Hex 11x11 (RESULTS.md, eleventh session)
 DEFAULT_RAVE_K = 1000.0
@@ -235,22 +229,7 @@ cdef class _Tree:
         self.K = K
         self.c_uct = c_uct
         self.expand_at = expand_at
-        cdef int r, c, k, rr, cc
-        for r in range(n):
-            for c in range(n):
-                for k in range(6):
-                    rr = r + RDR[k]
-                    cc = c + RDC[k]
-                    if rr < 0:
-                        self.ring[(r * n + c) * 6 + k] = EDGE_TOP
-                    elif rr >= n:
-                        self.ring[(r * n + c) * 6 + k] = EDGE_BOTTOM
-                    elif cc < 0:
-                        self.ring[(r * n + c) * 6 + k] = EDGE_LEFT
-                    elif cc >= n:
-                        self.ring[(r * n + c) * 6 + k] = EDGE_RIGHT
-                    else:
-                        self.ring[(r * n + c) * 6 + k] = rr * n + cc
+        ring_table(n, self.ring)      # EDGE_TOP..EDGE_RIGHT are its -1..-4
 
     def __dealloc__(self):
         free(self.nodes)
@@ -517,15 +496,22 @@ cdef class _Tree:
         """Applies the evaluator's proofs to node idx, reached by the first ``depth``
         moves of the path: a proven win or loss (not at the root, which needs a move),
         or the children outside the mustplay set pruned as losses."""
-        cdef Node* nd = &self.nodes[idx]
-        cdef Child* ch
         cdef int i, code
-        nd.known |= KNOWN_GREEDY
+        self.nodes[idx].known |= KNOWN_GREEDY
         for i in range(depth):
             self.pos.c_apply(self.children[self.path_child[i]].move)
         code = self.know.c_knowledge(self.pos, self.keep)
         for i in range(depth):
             self.pos.c_undo()
+        self._apply_knowledge(idx, code, False)
+
+    cdef void _apply_knowledge(self, int32_t idx, int code, bint keep_inferior) noexcept nogil:
+        """A KNOW_* code at node idx: a proven win or loss (not at the root, which needs
+        a move), or the children outside ``keep`` pruned as losses (the inferior ones
+        left as they are where ``keep_inferior``)."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef int i
         if code == KNOW_WIN and idx != 0:
             nd.proven = 1
         elif code == KNOW_LOSS and idx != 0:
@@ -533,6 +519,8 @@ cdef class _Tree:
         elif code == KNOW_MUSTPLAY and nd.first >= 0:
             ch = self.children + nd.first
             for i in range(nd.count):
+                if keep_inferior and ch[i].pruned == INFERIOR:
+                    continue
                 if not self.keep[ch[i].move]:
                     ch[i].pruned = LOST_BY_KNOWLEDGE
                 elif ch[i].pruned == SKIPPED_BY_PRIOR:
@@ -541,25 +529,13 @@ cdef class _Tree:
     cdef void _vc_knowledge(self, int32_t idx, const int8_t* board, int side) noexcept nogil:
         """H-search's proofs at node idx (``board``, ``side`` to move): a win or a loss
         (not at the root), or the children outside the mustplay pruned as losses."""
-        cdef Node* nd = &self.nodes[idx]
-        cdef Child* ch
-        cdef int i, code
-        nd.known |= KNOWN_VC
+        cdef int code
+        self.nodes[idx].known |= KNOWN_VC
         self.vc_calls += 1
         code = self.vc.c_knowledge(board, side, idx == 0 and self.root_swap, self.keep)
-        if code == VC_WIN and idx != 0:
-            nd.proven = 1
-        elif code == VC_LOSS and idx != 0:
-            nd.proven = -1
-        elif code == VC_MUSTPLAY and nd.first >= 0:
-            ch = self.children + nd.first
-            for i in range(nd.count):
-                if ch[i].pruned == INFERIOR:
-                    continue
-                if not self.keep[ch[i].move]:
-                    ch[i].pruned = LOST_BY_KNOWLEDGE
-                elif ch[i].pruned == SKIPPED_BY_PRIOR:
-                    ch[i].pruned = 0      # a move that must be considered
+        self._apply_knowledge(
+            idx, KNOW_WIN if code == VC_WIN else KNOW_LOSS if code == VC_LOSS
+            else KNOW_MUSTPLAY if code == VC_MUSTPLAY else KNOW_NONE, True)
 
     cdef int32_t _new_node(self, int side) noexcept nogil:
         cdef int32_t i
