@@ -29,7 +29,6 @@ cdef class HexVC:
     cdef public int max_semis     # semi-connections kept a pair
     cdef public int max_entries   # connections in all: the search stops there
     cdef public bint fill_in      # the search reads the board after the fill-in
-    cdef int player               # 1 Black, 2 White: whose connections are built
     cdef int nnodes
     cdef int* node_of             # a cell's node: its group's, its own (empty), or -1
     cdef int* node_cell           # a node's empty cell, or -1 for stones or an edge

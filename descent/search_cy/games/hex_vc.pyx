@@ -312,7 +312,6 @@ cdef class HexVC:
         cdef int c, k, g, sp, x, nbc, node, edge0, edge1, i, count
         cdef bint touches0, touches1
         cdef uint64_t empty[VC_WORDS]
-        self.player = player
         edge0 = -1 if player == 1 else -3
         edge1 = -2 if player == 1 else -4
         self.overflow = False
