@@ -44,7 +44,6 @@ cdef class HexVC:
     cdef int qhead, qtail
     cdef bint stop_at_semi        # the search stops at the edges' first semi
     cdef bint overflow            # max_entries reached: the search stopped early
-    cdef int8_t* work             # the board searched
     cdef int8_t* labels           # the fill-in's labels (``hex_inferior``)
     cdef HexInferior inferior
     cdef int stack[VC_MAXCELLS]

@@ -38,7 +38,7 @@ larger ones.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_inferior cimport (
@@ -99,11 +99,10 @@ cdef class HexVC:
         self.nadj = <int16_t*>malloc(VC_MAXNODES * sizeof(int16_t))
         self.pool = <VCEntry*>malloc(max_entries * sizeof(VCEntry))
         self.queue = <int32_t*>malloc(max_entries * sizeof(int32_t))
-        self.work = <int8_t*>malloc(self.ncells)
         self.labels = <int8_t*>malloc(self.ncells)
         if not (self.nb and self.node_of and self.node_cell and self.full_head
                 and self.semi_head and self.nfull and self.nsemi and self.adj
-                and self.nadj and self.pool and self.queue and self.work and self.labels):
+                and self.nadj and self.pool and self.queue and self.labels):
             raise MemoryError()
         self.inferior = HexInferior(n)
         self.nnodes = 0
@@ -122,7 +121,6 @@ cdef class HexVC:
         free(self.nadj)
         free(self.pool)
         free(self.queue)
-        free(self.work)
         free(self.labels)
 
     cdef int _pair(self, int x, int y) noexcept nogil:
@@ -178,8 +176,8 @@ cdef class HexVC:
         cdef int32_t e
         cdef bint first
         if x > y:
-            x, y = y, x
-        p = x * self.nnodes + y
+            x, y = y, x           # an entry's endpoints are kept in order
+        p = self._pair(x, y)
         if self._within(self.full_head[p], bits):
             return False
         first = self.nfull[p] == 0
@@ -219,8 +217,8 @@ cdef class HexVC:
         cdef int p
         cdef int32_t e
         if x > y:
-            x, y = y, x
-        p = x * self.nnodes + y
+            x, y = y, x           # an entry's endpoints are kept in order
+        p = self._pair(x, y)
         if self._within(self.full_head[p], bits) or self._within(self.semi_head[p], bits):
             return
         e = self._insert(&self.semi_head[p], &self.nsemi[p], self.max_semis, x, y, bits, key)
@@ -404,8 +402,7 @@ cdef class HexVC:
         if self.fill_in:
             self.inferior.c_analyse(board, mover, self.labels)
             return self.inferior.work
-        memcpy(self.work, board, self.ncells)
-        return self.work
+        return board
 
     cdef int c_knowledge(self, const int8_t* board, int mover, bint swap_legal,
                          int8_t* keep) noexcept nogil:
