@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054
+# re-exported: the arena's tables and their tests read them here
+from descent.stats import Z95 as Z95
+from descent.stats import wilson_interval as wilson_interval
 
 
 def score_of(wins: int, draws: int, losses: int) -> float:
@@ -33,19 +35,6 @@ def elo_of(score: float) -> float:
 def score_of_elo(elo: float) -> float:
     """The expected score of an Elo difference (inverse of elo_of)."""
     return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
-
-
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion; (0, 1) with no trials."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if successes <= 0 else max(0.0, centre - half)   # exact at the edges
-    hi = 1.0 if successes >= n else min(1.0, centre + half)
-    return lo, hi
 
 
 def score_interval(wins: int, draws: int, losses: int, z: float = Z95) -> tuple[float, float]:

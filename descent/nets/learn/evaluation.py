@@ -9,7 +9,6 @@ The win rate counts a draw as half a win; its 95% confidence interval is Wilson'
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -23,19 +22,7 @@ from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, SearchRunner, make_search
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.stopper import Stopper
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``score / n`` (score may count halves)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = score / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+from descent.stats import wilson_interval as wilson_interval  # re-exported for the reports
 
 
 @dataclass(frozen=True)
