@@ -2,14 +2,12 @@
 
 The map holds, per board size, Black's wins and the games played by ``rave`` against
 itself from each first stone (one stone per class of the half turn, which keeps the
-colours; ``descent swapmap`` writes and builds it). The second player swaps a first stone
-unless the map shows it worth less than a move: its Black score's 95% Wilson interval
-lies below one half. A stone is a first-player win on most cells of a board (a spare
-stone is worth about a move even between equal players), and 48 games a stone put most
-scores within noise of one half, where a threshold at one half decided by noise: against
-MoHex the engine that held the opening stone scored 6 of 16, the one that played against
-it 2 of 24 (RESULTS.md, eighteenth session). The first player opens with the stone whose
-score is nearest one half: whichever the opponent then chooses, it is left the least.
+colours; ``descent swapmap`` writes and builds it). A first stone whose Black score is
+above one half is worth more than a move, so the second player swaps it; the first
+player, who knows that, opens with the stone whose score is nearest one half: whichever
+the opponent then chooses, it is left the least. (Swapping every stone unless its score
+was below one half at 95%, which most scores of 48 games are not, scored the same
+against MoHex: RESULTS.md, eighteenth session.)
 
 The shipped map is ``hex_swap.json`` beside this module: 9x9 and 11x11, built from the
 records in ``nets/swap/`` (RESULTS.md, thirteenth session, says how they were played).
@@ -20,8 +18,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
-from descent.stats import wilson_interval
 
 SHIPPED_FILE = "hex_swap.json"
 
@@ -70,12 +66,10 @@ class SwapMap:
         return entry[0] / entry[1]
 
     def swaps(self, size: int, cell: int) -> bool | None:
-        """Whether the second player should swap Black's first stone on ``cell``: unless
-        its score is below one half at 95% confidence (None: the map does not say)."""
-        entry = self._scores.get(size, {}).get(min(cell, size * size - 1 - cell))
-        if entry is None:
-            return None
-        return wilson_interval(*entry)[1] >= 0.5
+        """Whether the second player should swap Black's first stone on ``cell`` (None:
+        the map does not say)."""
+        score = self.black_score(size, cell)
+        return None if score is None else score > 0.5
 
     def opening(self, size: int) -> int | None:
         """The first stone to play under the swap rule: the one whose score is nearest one

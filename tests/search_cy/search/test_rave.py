@@ -222,16 +222,15 @@ def test_the_swap_is_searched_at_the_second_ply() -> None:
 
 
 def five_map(black_wins: dict[int, int]) -> SwapMap:
-    """A 5x5 swap map with 10 games a first stone: Black's wins as given, else 1 (a
-    stone below one half at 95%, which the second player keeps)."""
+    """A 5x5 swap map with 10 games a first stone: Black's wins as given, else 5."""
     cells = range(13)
     return SwapMap({"5": {"games": {str(c): 10 for c in cells},
-                          "black_wins": {str(c): black_wins.get(c, 1) for c in cells}}})
+                          "black_wins": {str(c): black_wins.get(c, 5) for c in cells}}})
 
 
 def test_the_swap_map_decides_the_swap_and_the_opening() -> None:
     search = rave(seed=1)
-    search.swap_map = five_map({0: 0, 7: 9})
+    search.swap_map = five_map({0: 2, 7: 9})
     swap = 25
     # a first stone the map swaps: the swap at once, valued from White's side
     state = position("hex(size=5,swap=true)", ["c2"])      # cell 7
@@ -241,7 +240,7 @@ def test_the_swap_map_decides_the_swap_and_the_opening() -> None:
     # its half turn (cell 17) is the same stone
     assert search.run(position("hex(size=5,swap=true)", ["c4"]),
                       Stopper(iterations=10)).action == swap
-    # a stone the map keeps (the centre included): searched, and the swap is no child
+    # a stone the map keeps (even centre included): searched, and the swap is no child
     for first in ("a1", "c3"):
         state = position("hex(size=5,swap=true)", [first])
         result = search.run(state, Stopper(iterations=2000))
