@@ -1,7 +1,7 @@
 """Binomial confidence intervals, for every layer that reads a count of wins.
 
-It imports nothing from the package, so the rules kernels (the swap map), the training's
-evaluation matches and the arena's tables all read one formula.
+It imports nothing from the package, so any layer may import it: the training's
+evaluation matches and the arena's tables read one formula.
 """
 
 from __future__ import annotations
