@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# re-exported: the arena's tables and their tests read them here
+# re-exported: this module is the match statistics' one place for their users
 from descent.stats import Z95 as Z95
 from descent.stats import wilson_interval as wilson_interval
 

@@ -21,15 +21,6 @@ def test_elo_of_a_score() -> None:
     assert stats.score_of_elo(400) == pytest.approx(10 / 11)
 
 
-def test_wilson_interval_of_7_in_10() -> None:
-    lo, hi = stats.wilson_interval(7, 10)
-    assert lo == pytest.approx(0.3968, abs=1e-4)
-    assert hi == pytest.approx(0.8922, abs=1e-4)
-    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
-    lo, hi = stats.wilson_interval(10, 10)
-    assert hi == 1.0 and lo == pytest.approx(0.7225, abs=1e-4)
-
-
 def test_score_interval_with_draws_is_the_trinomial_normal_interval() -> None:
     # 6 wins, 2 draws, 2 losses: mean 0.7, per-game variance
     # (6 * 0.09 + 2 * 0.04 + 2 * 0.49) / 10 = 0.16, standard error 0.4 / sqrt(10)

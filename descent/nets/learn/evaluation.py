@@ -22,7 +22,7 @@ from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, SearchRunner, make_search
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.stopper import Stopper
-from descent.stats import wilson_interval as wilson_interval  # re-exported for the reports
+from descent.stats import wilson_interval
 
 
 @dataclass(frozen=True)

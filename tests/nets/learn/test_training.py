@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from descent.nets.encoding import encode_batch
-from descent.nets.learn.evaluation import RandomPlayer, paired_matches, wilson_interval
+from descent.nets.learn.evaluation import RandomPlayer, paired_matches
 from descent.nets.learn.trainer import Trainer
 from tests.nets.learn.conftest import all_states, solve, tiny_config
 
@@ -43,13 +43,6 @@ def test_short_run_on_hex3_learns_the_exact_values_and_beats_random(tmp_path: Pa
     assert mse_after < 0.6 * mse_before
     assert np.mean(losses[-3:]) < np.mean(losses[:3])
     assert rate_after >= 0.8 and rate_after > rate_before
-
-
-def test_wilson_interval() -> None:
-    lo, hi = wilson_interval(10, 20)
-    assert lo < 0.5 < hi and abs((lo + hi) / 2 - 0.5) < 1e-12
-    assert wilson_interval(20, 20)[1] == 1.0 and wilson_interval(20, 20)[0] > 0.8
-    assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
 def _descent(*args: str) -> subprocess.CompletedProcess[str]:
