@@ -64,3 +64,4 @@ cdef class HexVC:
     cdef void _or(self, int x, int y, int32_t e) noexcept nogil
     cdef int c_knowledge(self, const int8_t* board, int mover, bint swap_legal,
                          int8_t* keep) noexcept nogil
+    cdef int c_maintenance(self, int16_t* out, int cap) noexcept nogil

@@ -445,6 +445,55 @@ cdef class HexVC:
             keep[self.ncells] = 1
         return VC_MUSTPLAY
 
+    cdef int c_maintenance(self, int16_t* out, int cap) noexcept nogil:
+        """Virtual-connection maintenance (MoHex's VCM), read from the opponent's
+        connections that ``c_knowledge`` built last (call it right after that answered
+        VC_NONE or VC_MUSTPLAY): for two of the opponent's groups or edges fully
+        connected, a cell in every one of their full carriers is a *probe* that breaks
+        them all, and the key of each of their semis whose carrier the probe leaves whole
+        is an *answer* that makes the connection full again. Writes (probe, answer, x,
+        y) to ``out`` (four numbers a pair, x and y the connection's nodes: 0 and 1 the
+        edges, from 2 the groups; at most ``cap`` pairs, each probe and answer once)
+        and returns how many."""
+        cdef int x, y, p, c, i, k, count = 0, ngroups = 0
+        cdef int32_t e, s
+        cdef uint64_t inter[VC_WORDS]
+        while ngroups < self.nnodes and self.node_cell[ngroups] < 0:
+            ngroups += 1                      # the edges and groups come first
+        for x in range(ngroups):
+            for y in range(x + 1, ngroups):
+                p = self._pair(x, y)
+                if self.nfull[p] == 0 or self.nsemi[p] == 0:
+                    continue
+                for i in range(VC_WORDS):
+                    inter[i] = ~(<uint64_t>0)
+                e = self.full_head[p]
+                while e >= 0:
+                    for i in range(VC_WORDS):
+                        inter[i] &= self.pool[e].bits[i]
+                    e = self.pool[e].next
+                if (inter[0] | inter[1] | inter[2] | inter[3]) == 0:
+                    continue
+                for c in range(self.ncells):
+                    if not _has(inter, c):
+                        continue
+                    s = self.semi_head[p]
+                    while s >= 0:
+                        if self.pool[s].key >= 0 and not _has(self.pool[s].bits, c):
+                            for k in range(count):
+                                if out[4 * k] == c and out[4 * k + 1] == self.pool[s].key:
+                                    break
+                            else:
+                                if count >= cap:
+                                    return count
+                                out[4 * count] = <int16_t>c
+                                out[4 * count + 1] = self.pool[s].key
+                                out[4 * count + 2] = <int16_t>x
+                                out[4 * count + 3] = <int16_t>y
+                                count += 1
+                        s = self.pool[s].next
+        return count
+
     # -- Python access, for tests and tools --------------------------------------------
 
     def _check(self, HexState s) -> None:
@@ -471,6 +520,28 @@ cdef class HexVC:
             semis.append((int(self.pool[e].key), self._cells(e)))
             e = self.pool[e].next
         return fulls, semis
+
+    def maintenance(self, HexState s) -> list:
+        """The opponent's answers to the player to move's probes (``c_maintenance``):
+        sorted (probe, answer, end, end) with each end of the connection a cell of the
+        opponent's group, or -1 / -2 for its first / second edge (top / bottom for
+        Black, left / right for White); empty when the position is decided."""
+        self._check(s)
+        cdef bytearray keep = bytearray(self.ncells + 1)
+        cdef int16_t out[4 * 1024]
+        cdef int code, count, i, c
+        if s.winner >= 0:
+            return []
+        code = self.c_knowledge(s.cells, s.side, False, <int8_t*><char*>keep)
+        if code != VC_NONE and code != VC_MUSTPLAY:
+            return []
+        count = self.c_maintenance(out, 1024)
+        ends = {0: -1, 1: -2}
+        for c in range(self.ncells):
+            if self.node_of[c] >= 2 and self.node_cell[self.node_of[c]] < 0:
+                ends.setdefault(self.node_of[c], c)
+        return sorted((int(out[4 * i]), int(out[4 * i + 1]), ends[out[4 * i + 2]],
+                       ends[out[4 * i + 3]]) for i in range(count))
 
     cdef list _cells(self, int32_t e):
         return [c for c in range(self.ncells) if _has(self.pool[e].bits, c)]

@@ -20,7 +20,9 @@ DEFAULT_PRUNE_RATIO: float
 DEFAULT_INFERIOR: bool
 DEFAULT_PLAYOUT_GAMMA_CAP: float
 DEFAULT_PLAYOUT_FILL_IN: bool
+DEFAULT_PLAYOUT_NODE_FILL_IN: bool
 DEFAULT_VC_AT: int
+DEFAULT_VCM_BONUS: float
 SHIPPED: object
 
 @disjoint_base
@@ -39,18 +41,25 @@ class RaveSearch:
     inferior: bool
     playout_gamma_cap: float
     playout_fill_in: bool
+    playout_node_fill_in: bool
     vc_at: int
+    vcm_bonus: float
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
                  pattern_weights: Any = ..., swap_map: Any = ...,
                  inferior: bool = ..., playout_gamma_cap: float = ...,
-                 playout_fill_in: bool = ..., vc_at: int = ...) -> None: ...
+                 playout_fill_in: bool = ..., playout_node_fill_in: bool = ...,
+                 vc_at: int = ...,
+                 vcm_bonus: float = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 
 def bridge_reply(state: HexState, last: int, player: int, seed: int = 0) -> int: ...
-def playout(state: HexState, seed: int, fill_in: bool = False) -> tuple[list[int], bool]: ...
+def playout(state: HexState, seed: int, fill_in: bool = False,
+            node_fill_in: bool = False) -> tuple[list[int], bool]: ...
+def playout_value(state: HexState, playouts: int, seed: int, weights: Any = ...,
+                  cap: float = ..., fill_in: bool = ...) -> float: ...
 def pattern_weights_followed(
     state: HexState, moves: list[int], weights: Any, cap: float
 ) -> tuple[tuple[list[float], list[float], float, float],

@@ -26,6 +26,14 @@ cell's ring of neighbours): at expansion, dead cells, captured cells (after thei
 and the mover's vulnerable cells get no child worth searching (``INFERIOR``): a best move
 is always among the others, so they never count against a proof either.
 
+H-search (``games/hex_vc.pyx``) at nodes of ``vc_at`` visits: a connection proves the
+node, the opponent's semis prune the children outside their mustplay. With
+``vcm_bonus`` > 0 it also maintains connections (MoHex's VCM): below each child that
+probes a full connection of the opponent, the opponent's answers that make it whole again
+gain that much prior (the root, searched before it has children, runs it again at
+``vc_at`` visits). Off by default: it did not measure stronger (RESULTS.md, nineteenth
+session).
+
 The swap map (``games/hex_swap.py``, MoHex's swap table measured by self-play): where it
 covers the board size, the second player swaps at once the first stones it says to swap
 and otherwise searches without the swap, and under the swap rule the first player opens
@@ -58,9 +66,9 @@ from libc.math cimport sqrt, log
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_patterns cimport HexPatterns, PATTERN_POINTS
 from descent.search_cy.games.hex_inferior cimport (
-    HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE, ring_table)
+    HexInferior, INF_KEEP, INF_DEAD, INF_BLACK, INF_WHITE, INF_VULNERABLE, ring_table)
 from descent.search_cy.games.hex_vc cimport (
-    HexVC, VC_WIN, VC_LOSS, VC_MUSTPLAY, VC_MAXCELLS)
+    HexVC, VC_NONE, VC_WIN, VC_LOSS, VC_MUSTPLAY, VC_MAXCELLS)
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
 from descent.search_cy.search.evaluator cimport (
@@ -80,11 +88,13 @@ cdef enum:
     EDGE_RIGHT = -4
     NO_CELL = -100
     SWAP_RAVE = 8         # virtual AMAF visits of the swap (at even odds)
+    VCM_CAP = 512         # (probe, answer) pairs read from one H-search
     LOST_BY_KNOWLEDGE = 1 # a child proven to lose by the evaluator's knowledge (mustplay)
     SKIPPED_BY_PRIOR = 2  # a child the prior leaves out (prior pruning), not proven
     INFERIOR = 3          # an inferior cell (dead, captured or vulnerable): never searched
     KNOWN_GREEDY = 1      # Node.known: the evaluator's knowledge was applied
     KNOWN_VC = 2          # Node.known: H-search's knowledge was applied
+    KNOWN_VCM = 4         # Node.known: and its VC maintenance, with the children visited
 
 # defaults measured on Hex 11x11 (RESULTS.md, eleventh session)
 DEFAULT_RAVE_K = 1000.0
@@ -96,14 +106,17 @@ DEFAULT_PRUNE_RATIO = 0.02        # prior pruning: children under this share of 
 DEFAULT_INFERIOR = True           # inferior-cell pruning at expansion
 DEFAULT_PLAYOUT_GAMMA_CAP = 0.0   # pattern playouts: the largest gamma (0: uniform playouts)
 DEFAULT_PLAYOUT_FILL_IN = False   # playouts start from the inferior-cell fill-in
+DEFAULT_PLAYOUT_NODE_FILL_IN = False  # ... from the one found at the last node expanded
 DEFAULT_VC_AT = 1000              # H-search knowledge at nodes of this many visits
+DEFAULT_VCM_BONUS = 0.0           # VC maintenance: prior added to a probe's answers (0: off)
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
 cdef struct Child:
     int32_t node          # index of the child's node, -1 before it is created
     int16_t move          # cell, or ncells for the swap
-    int16_t pruned        # LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR or INFERIOR, else 0
+    int8_t pruned         # LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR or INFERIOR, else 0
+    int8_t fill           # an inferior cell's fill-in colour (1 Black, 2 White), else 0
     int32_t n, w          # visits and wins of the player to move at the parent
     int32_t rn, rw        # AMAF visits and wins
     float prior           # the patterns' probability of the move (1/count without them)
@@ -169,6 +182,7 @@ cdef class _Tree:
     cdef double root_ptot[2]
     cdef int8_t* labels               # its labels of the node being expanded
     cdef bint fill_playouts           # playouts start from the fill-in (needs inferior)
+    cdef bint node_fill               # playouts start from the last expanded node's fill-in
     cdef int root_last                # the root's last stone, -1 when none
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
@@ -178,6 +192,9 @@ cdef class _Tree:
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
     cdef int vc_at
     cdef bint use_vc
+    cdef double vcm_bonus             # VC maintenance: prior added to a probe's answers
+    cdef int16_t* vcm                 # its (probe, answer, x, y) pairs
+    cdef int8_t* scratch              # a board after one more stone
     cdef public long long sims, moves, max_depth, vc_calls
     cdef public bint full
 
@@ -198,8 +215,12 @@ cdef class _Tree:
         self.seen = <int8_t*>malloc(self.ncells)
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.labels = <int8_t*>malloc(self.ncells)
+        self.vcm = <int16_t*>malloc(4 * VCM_CAP * sizeof(int16_t))
+        self.scratch = <int8_t*>malloc(self.ncells)
+        self.vcm_bonus = 0.0
         self.inferior = None
         self.fill_playouts = False
+        self.node_fill = False
         self.pp = False
         self.pp_cap = 0.0
         self.nblk = (self.ncells + 15) >> 4
@@ -219,7 +240,7 @@ cdef class _Tree:
         self.c_pb = 0.0
         self.prune_ratio = 0.0
         self.root_last = -1
-        if (not self.keep or not self.labels or not self.pkey or not self.root_pkey
+        if (not self.keep or not self.labels or not self.vcm or not self.scratch or not self.pkey or not self.root_pkey
                 or not self.pw or not self.root_pw or not self.pblk or not self.root_pblk
                 or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
@@ -243,6 +264,8 @@ cdef class _Tree:
         free(self.seen)
         free(self.keep)
         free(self.labels)
+        free(self.vcm)
+        free(self.scratch)
         free(self.pkey)
         free(self.root_pkey)
         free(self.pw)
@@ -530,12 +553,68 @@ cdef class _Tree:
         """H-search's proofs at node idx (``board``, ``side`` to move): a win or a loss
         (not at the root), or the children outside the mustplay pruned as losses."""
         cdef int code
+        # the maintenance boosts the answers below children that have nodes: at the
+        # root, searched before its first simulation, it waits for a second H-search
+        cdef bint maintain = self.vcm_bonus > 0.0 and self.nodes[idx].visits >= self.vc_at
         self.nodes[idx].known |= KNOWN_VC
+        if maintain:
+            self.nodes[idx].known |= KNOWN_VCM
         self.vc_calls += 1
         code = self.vc.c_knowledge(board, side, idx == 0 and self.root_swap, self.keep)
         self._apply_knowledge(
             idx, KNOW_WIN if code == VC_WIN else KNOW_LOSS if code == VC_LOSS
             else KNOW_MUSTPLAY if code == VC_MUSTPLAY else KNOW_NONE, True)
+        if maintain and self.nodes[idx].proven == 0 and (code == VC_NONE or code == VC_MUSTPLAY):
+            self._maintain(idx, board, side)
+
+    cdef void _maintain(self, int32_t idx, const int8_t* board, int side) noexcept nogil:
+        """VC maintenance (MoHex's VCM), from the H-search just run at node idx: below
+        each child that probes the opponent's connections (and has been visited), the
+        opponent's answers that make them whole again get ``vcm_bonus`` more prior (the
+        child's priors renormalised), and come back if the prior had skipped them."""
+        cdef int npairs = self.vc.c_maintenance(self.vcm, VCM_CAP)
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef Child* kids
+        cdef int i, k, t, m, boosted
+        cdef int32_t cidx
+        cdef bint probe
+        if npairs == 0:
+            return
+        for i in range(nd.count):
+            ch = self.children + nd.first + i
+            m = ch.move
+            if ch.pruned == LOST_BY_KNOWLEDGE or ch.pruned == INFERIOR or ch.node < 0 \
+                    or m >= self.ncells:
+                continue
+            probe = False
+            for k in range(npairs):
+                if self.vcm[4 * k] == m:
+                    probe = True
+                    break
+            cidx = ch.node
+            if not probe or self.nodes[cidx].proven != 0:
+                continue
+            if self.nodes[cidx].first < 0:
+                memcpy(self.scratch, board, self.ncells)
+                self.scratch[m] = side + 1
+                if not self._expand(cidx, self.scratch, 1 - side, m):
+                    return                # the arenas are full
+            kids = self.children + self.nodes[cidx].first
+            boosted = 0
+            for t in range(self.nodes[cidx].count):
+                if kids[t].pruned == LOST_BY_KNOWLEDGE or kids[t].pruned == INFERIOR:
+                    continue
+                for k in range(npairs):
+                    if self.vcm[4 * k] == m and self.vcm[4 * k + 1] == kids[t].move:
+                        kids[t].prior += <float>self.vcm_bonus
+                        if kids[t].pruned == SKIPPED_BY_PRIOR:
+                            kids[t].pruned = 0
+                        boosted += 1
+                        break
+            if boosted:
+                for t in range(self.nodes[cidx].count):
+                    kids[t].prior = <float>(kids[t].prior / (1.0 + self.vcm_bonus * boosted))
 
     cdef int32_t _new_node(self, int side) noexcept nogil:
         cdef int32_t i
@@ -579,6 +658,7 @@ cdef class _Tree:
         for i in range(k):
             ch[i].node = -1
             ch[i].pruned = 0
+            ch[i].fill = 0
             ch[i].n = 0
             ch[i].w = 0
             ch[i].rn = 0
@@ -597,6 +677,9 @@ cdef class _Tree:
                         ch[i].pruned = INFERIOR
                         ch[i].prior = 0.0
                         searched -= 1
+                        if self.labels[ch[i].move] != INF_VULNERABLE:
+                            # dead or captured: what the playouts may start from
+                            ch[i].fill = self.inferior.work[ch[i].move]
         if self.pat is not None and k > 0:
             for i in range(k):
                 if ch[i].move < self.ncells and ch[i].pruned != INFERIOR:
@@ -788,6 +871,7 @@ cdef class _Tree:
         cdef Child* kids
         cdef int8_t proven_winner = -1
         cdef int32_t leaf = 0             # the node the playout starts from (-1: none)
+        cdef int32_t filled = -1          # the deepest expanded node passed (its fill-in)
         memcpy(self.board, self.root_board, self.ncells)
         if self.pp:
             memcpy(self.pkey, self.root_pkey, 4 * self.ncells * sizeof(int32_t))
@@ -812,7 +896,9 @@ cdef class _Tree:
                 if nd.proven != 0:
                     proven_winner = side if nd.proven == 1 else 1 - side
                     break
-            if self.use_vc and not (nd.known & KNOWN_VC) and nd.visits >= self.vc_at:
+            if self.use_vc and nd.visits >= self.vc_at and (
+                    not (nd.known & KNOWN_VC)
+                    or self.vcm_bonus > 0.0 and not (nd.known & KNOWN_VCM)):
                 self._vc_knowledge(idx, self.board, side)
                 if nd.proven != 0:
                     proven_winner = side if nd.proven == 1 else 1 - side
@@ -820,6 +906,7 @@ cdef class _Tree:
             if nd.count == 0:
                 break                     # cannot happen before the end: a full board is won
             leaf = -1
+            filled = idx
             i = self._select(idx)
             ch = self.children + nd.first + i
             self.path_node[depth] = idx
@@ -870,6 +957,17 @@ cdef class _Tree:
         else:
             if self.fill_playouts and ne > 1:
                 self._fill_in(side, &ne)
+            elif self.node_fill and filled >= 0 and not (filled == 0 and self.root_first >= 0
+                                                         and self.board[self.root_first] == 0):
+                # the dead and captured cells found when that node was expanded (the
+                # moves below it are never among them; the root's are not the board's
+                # once the swap moved its stone)
+                nd = &self.nodes[filled]
+                kids = self.children + nd.first
+                for t in range(nd.count):
+                    m = kids[t].move
+                    if kids[t].fill and self.board[m] == 0:
+                        self._place(m, kids[t].fill, &ne)
             while ne > 0:
                 m = -1
                 if last >= 0:
@@ -906,6 +1004,34 @@ cdef class _Tree:
         if leaf >= 0:
             self.nodes[leaf].visits += 1
         return self.nodes[0].proven != 0
+
+    cdef int playout_root(self) noexcept nogil:
+        """One playout from the root position itself (no tree move first), the root's
+        player to move first, answering the root's last stone: 0 when Black wins, 1 when
+        White does."""
+        cdef int ne, side = self.root_side, m, last = self.root_last
+        memcpy(self.board, self.root_board, self.ncells)
+        if self.pp:
+            memcpy(self.pkey, self.root_pkey, 4 * self.ncells * sizeof(int32_t))
+            memcpy(self.pw, self.root_pw, 2 * self.ncells * sizeof(float))
+            memcpy(self.pblk, self.root_pblk, 2 * self.nblk * sizeof(double))
+            self.ptot[0] = self.root_ptot[0]
+            self.ptot[1] = self.root_ptot[1]
+        ne = self._empties()
+        if self.fill_playouts and ne > 1:
+            self._fill_in(side, &ne)
+        while ne > 0:
+            m = -1
+            if last >= 0:
+                m = self._bridge_reply(last, side + 1)
+            if m < 0 and self.pp:
+                m = self._pp_sample(side)
+            if m < 0:
+                m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
+            self._place(m, side + 1, &ne)
+            last = m
+            side = 1 - side
+        return 0 if self._black_wins() else 1
 
     cdef void _prove(self, int32_t idx) noexcept nogil:
         """MCTS-Solver: a child lost for the opponent wins; all children won for it lose."""
@@ -967,6 +1093,8 @@ cdef class RaveSearch:
     cdef public bint inferior           # prune inferior cells (games/hex_inferior.pyx)
     cdef public double playout_gamma_cap  # pattern playouts' largest gamma; 0: uniform
     cdef public bint playout_fill_in    # playouts start from the fill-in (with inferior)
+    cdef public bint playout_node_fill_in  # ... from the last expanded node's fill-in
+    cdef public double vcm_bonus        # VC maintenance's prior for a probe's answers
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -974,7 +1102,9 @@ cdef class RaveSearch:
                  double prune_ratio=DEFAULT_PRUNE_RATIO, pattern_weights=SHIPPED,
                  swap_map=SHIPPED, bint inferior=DEFAULT_INFERIOR,
                  double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP,
-                 bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN, int vc_at=DEFAULT_VC_AT):
+                 bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN,
+                 bint playout_node_fill_in=DEFAULT_PLAYOUT_NODE_FILL_IN, int vc_at=DEFAULT_VC_AT,
+                 double vcm_bonus=DEFAULT_VCM_BONUS):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -985,7 +1115,10 @@ cdef class RaveSearch:
             raise ValueError("know_at must be >= 0 (0: no knowledge)")
         if vc_at < 0:
             raise ValueError("vc_at must be >= 0 (0: no H-search)")
+        if vcm_bonus < 0.0:
+            raise ValueError("vcm_bonus must be >= 0 (0: no VC maintenance)")
         self.vc_at = vc_at
+        self.vcm_bonus = vcm_bonus
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1008,6 +1141,7 @@ cdef class RaveSearch:
             raise ValueError("playout_gamma_cap must be >= 0 (0: uniform playouts)")
         self.playout_gamma_cap = playout_gamma_cap
         self.playout_fill_in = playout_fill_in
+        self.playout_node_fill_in = playout_node_fill_in
 
     def clear(self) -> None:
         """Forgets the trees (a new game)."""
@@ -1072,7 +1206,9 @@ cdef class RaveSearch:
             elif t.inferior is None or t.inferior.n != s.n:
                 t.inferior = HexInferior(s.n)
             t.fill_playouts = self.playout_fill_in and t.inferior is not None
+            t.node_fill = self.playout_node_fill_in and t.inferior is not None
             t.vc_at = self.vc_at
+            t.vcm_bonus = self.vcm_bonus
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:
@@ -1137,7 +1273,7 @@ cdef class RaveSearch:
 
     def _subtree(self, path=()) -> tuple:
         """The first tree below ``path`` (moves from its root): per child (move, visits,
-        wins, AMAF visits, AMAF wins, pruned, its own subtree or None), for the tests
+        wins, AMAF visits, AMAF wins, pruned, its own subtree or None, prior), for the tests
         that hold a kept tree equal to the subtree it was cut from."""
         cdef _Tree t = <_Tree>self.trees[0]
         cdef int32_t idx = 0
@@ -1258,7 +1394,7 @@ cdef tuple _subtree_of(_Tree t, int32_t idx):
         for i in range(nd.count):
             ch = t.children + nd.first + i
             out.append((ch.move, ch.n, ch.w, ch.rn, ch.rw, ch.pruned,
-                        _subtree_of(t, ch.node) if ch.node >= 0 else None))
+                        _subtree_of(t, ch.node) if ch.node >= 0 else None, ch.prior))
     return (nd.side, nd.visits, tuple(out))
 
 
@@ -1283,17 +1419,43 @@ def bridge_reply(HexState state, int last, int player, uint64_t seed=0) -> int:
     return t._bridge_reply(last, player + 1)
 
 
-def playout(HexState state, uint64_t seed, bint fill_in=False) -> tuple:
-    """One playout from ``state`` (the side to move first; with ``fill_in``, from its
-    inferior-cell fill-in): (final cells, 0 empty / 1 black / 2 white, and whether Black
-    won, by the playouts' own scoring)."""
+def playout(HexState state, uint64_t seed, bint fill_in=False,
+            bint node_fill_in=False) -> tuple:
+    """One simulation from ``state``: one tree move, then the playout (with ``fill_in``
+    from its inferior-cell fill-in, with ``node_fill_in`` from the one found when the
+    root was expanded): (final cells, 0 empty / 1 black / 2 white, and whether Black won,
+    by the playouts' own scoring)."""
     cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, 1 << 30)
-    if fill_in:
+    if fill_in or node_fill_in:
         t.inferior = HexInferior(state.n)
-        t.fill_playouts = True
+        t.fill_playouts = fill_in
+        t.node_fill = node_fill_in
     t.reset(state)
     t.simulate()
     return [t.board[i] for i in range(state.ncells)], bool(t._black_wins())
+
+
+def playout_value(HexState state, int playouts, uint64_t seed, weights=None, double cap=0.0,
+                  bint fill_in=False) -> float:
+    """Black's share of wins in ``playouts`` playouts from ``state`` itself (the player
+    to move first, answering the last stone): the playout policy's own value of the
+    position, as the search's leaves see it. ``weights`` with ``cap`` > 0: pattern
+    playouts (gammas capped at ``cap``); ``fill_in``: from the inferior-cell fill-in."""
+    cdef _Tree t = _Tree(state.n, 1 << 16, seed, DEFAULT_RAVE_K, 0.0, 1 << 30)
+    cdef int i, black = 0
+    if fill_in:
+        t.inferior = HexInferior(state.n)
+        t.fill_playouts = True
+    if weights is not None and cap > 0.0:
+        t.pat = HexPatterns(state.n, weights)
+        t.pp = True
+        t.pp_cap = cap
+    t._root_facts(state)
+    with nogil:
+        for i in range(playouts):
+            if t.playout_root() == 0:
+                black += 1
+    return <double>black / max(playouts, 1)
 
 
 def _pattern_tree(HexState state, weights, double cap, uint64_t seed) -> _Tree:

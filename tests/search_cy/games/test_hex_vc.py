@@ -191,3 +191,85 @@ def test_a_small_pool_stops_the_search_but_stays_sound() -> None:
         elif code == "loss":
             assert mover * solve(s, memo) < 0
     assert stopped > 0
+
+
+def _joins(s: HexState, player: int, ends: tuple[int, int], mover_first: bool) -> bool:
+    """Whether ``player`` keeps its two ``ends`` (a cell of its group, or -1 / -2 for its
+    first / second edge) joined in ``s`` against every play of the opponent, who moves
+    first when ``mover_first`` (exhaustively, over every empty cell)."""
+    n = s.size
+    own = frozenset(c for c in range(n * n) if s.cell(c // n, c % n) == player + 1)
+    free0 = frozenset(c for c in range(n * n) if s.cell(c // n, c % n) == 0)
+
+    def on_edge(c: int, end: int) -> bool:
+        line = c // n if player == 0 else c % n
+        return line == (0 if end == -1 else n - 1)
+
+    def joined(mine: frozenset[int]) -> bool:
+        start = [c for c in mine if (c == ends[0] if ends[0] >= 0 else on_edge(c, ends[0]))]
+        seen, todo = set(start), list(start)
+        while todo:
+            c = todo.pop()
+            if c == ends[1] if ends[1] >= 0 else on_edge(c, ends[1]):
+                return True
+            r, k = divmod(c, n)
+            for dr, dk in NEIGHBOURS:
+                x = (r + dr) * n + k + dk
+                if 0 <= r + dr < n and 0 <= k + dk < n and x in mine and x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        return False
+
+    @cache
+    def keeps(mine: frozenset[int], free: frozenset[int], opponent_to_move: bool) -> bool:
+        if joined(mine):
+            return True
+        if not free:
+            return False
+        if opponent_to_move:
+            return all(keeps(mine, free - {x}, False) for x in free)
+        return any(keeps(mine | {x}, free - {x}, True) for x in free)
+
+    return keeps(own, free0, mover_first)
+
+
+def test_maintenance_answers_a_probe_of_a_bridge_and_an_edge_template() -> None:
+    n = 7
+    s = hex_position(n, [cell(n, "b2"), cell(n, "c3")], [cell(n, "g7")], False)
+    answers = HexVC(n, fill_in=False).maintenance(s)
+    b2, c3 = cell(n, "b2"), cell(n, "c3")
+    assert (cell(n, "b3"), cell(n, "c2"), b2, c3) in answers     # the bridge
+    assert (cell(n, "b1"), cell(n, "c1"), -1, b2) in answers     # the edge template
+    # after the fill-in the template's cells are Black's: nothing there to probe
+    assert all(p not in (cell(n, "b1"), cell(n, "c1"))
+               for p, _, _, _ in HexVC(n).maintenance(s))
+    # a decided position has nothing to maintain: on 5x5 the same stones join Black's edges
+    won = hex_position(5, [cell(5, "b2"), cell(5, "c3")], [cell(5, "e5")], False)
+    assert HexVC(5).knowledge(won) == ("loss", None)
+    assert HexVC(5).maintenance(won) == []
+
+
+@pytest.mark.parametrize(("n", "fill_in", "trials", "least"),
+                         [(4, False, 400, 15), (5, False, 2500, 15), (5, True, 2500, 5)])
+def test_every_answer_to_a_probe_keeps_the_connection_by_exhaustive_play(
+        n: int, fill_in: bool, trials: int, least: int) -> None:
+    """(After the fill-in few probes are left on boards this small: it fills the
+    captured edge pairs that hold most of them.)"""
+    vc = HexVC(n, fill_in=fill_in)
+    checked = 0
+    for s in solvable_positions(n, trials, seed=500 + n):
+        if len(s.legal_actions()) > 12:
+            continue
+        for probe, answer, x, y in vc.maintenance(s)[:6]:
+            after = s.clone()
+            after.apply_action(probe)
+            if after.is_terminal():
+                continue
+            assert answer in after.legal_actions()
+            opponent = after.current_player()
+            after.apply_action(answer)
+            if after.is_terminal():
+                continue
+            assert _joins(after, opponent, (x, y), mover_first=True), (s.to_text(), probe, answer)
+            checked += 1
+    assert checked >= least

@@ -19,6 +19,7 @@ from descent.search_cy.search.rave import (
     pattern_draws,
     pattern_weights_followed,
     playout,
+    playout_value,
 )
 from descent.search_cy.search.stopper import Stopper
 from tests.search_cy.search.test_bestfirst import wins
@@ -86,13 +87,16 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at"),
-                         [(0.0, True, False, 0), (0.5, True, False, 0), (0.0, False, False, 0),
-                          (0.0, True, True, 0), (0.0, True, False, 4), (0.0, False, False, 1)])
+@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm"),
+                         [(0.0, True, False, 0, 0.0), (0.5, True, False, 0, 0.0),
+                          (0.0, False, False, 0, 0.0), (0.0, True, True, 0, 0.0),
+                          (0.0, True, False, 4, 0.0), (0.0, False, False, 1, 0.0),
+                          (0.5, True, False, 4, 3.0), (0.0, True, "node", 0, 0.0)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
-        prune_ratio: float, inferior: bool, fill_in: bool, vc_at: int) -> None:
+        prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float) -> None:
     # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
-    # the fill-in and H-search's knowledge (at nearly every node) must never make a proof
+    # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
+    # knowledge (at nearly every node) and its VC maintenance must never make a proof
     # wrong
     rnd = random.Random(11)
     checked = proven = 0
@@ -104,8 +108,10 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search = rave(seed=rnd.randrange(1000))
         search.prune_ratio = prune_ratio
         search.inferior = inferior
-        search.playout_fill_in = fill_in
+        search.playout_fill_in = fill_in is True
+        search.playout_node_fill_in = fill_in == "node"
         search.vc_at = vc_at
+        search.vcm_bonus = vcm
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -122,6 +128,42 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         checked += 1
     # a proven root stops the search, so most children stay unproven
     assert checked >= 30 and proven >= 50
+
+
+def test_vc_maintenance_raises_the_answers_to_a_probe() -> None:
+    from descent.search_cy.games.hex_vc import HexVC
+
+    rnd = random.Random(21)
+    checked = 0
+    for _ in range(60):
+        state = random_position("hex(size=7)", rnd.randrange(4, 14), rnd)
+        if state is None:
+            continue
+        answers: dict[int, set[int]] = {}
+        for probe, answer, _, _ in HexVC(7).maintenance(state):
+            answers.setdefault(probe, set()).add(answer)
+        for bonus in (0.0, 3.0):
+            search = rave(seed=3)
+            search.pattern_weights = None         # uniform priors: the bonus stands out
+            search.vc_at = 300
+            search.vcm_bonus = bonus
+            # the root's maintenance runs at its 300th visit, with its children grown
+            search.run(state, Stopper(iterations=301))
+            for child in search._subtree()[2]:
+                below = child[6]
+                if child[0] not in answers or below is None or not below[2]:
+                    continue
+                kids = [k for k in below[2] if k[5] == 0]        # searched, not skipped
+                raised = [k[7] for k in kids if k[0] in answers[child[0]]]
+                others = [k[7] for k in kids if k[0] not in answers[child[0]]]
+                if not raised or not others:
+                    continue
+                if bonus:
+                    assert min(raised) > max(others)
+                    checked += 1
+                else:
+                    assert min(raised) == max(others)          # no maintenance: uniform
+    assert checked >= 5
 
 
 def test_a_winning_move_is_played_at_once() -> None:
@@ -328,13 +370,33 @@ def test_playouts_fill_the_board_and_score_it_by_the_rules(fill_in: bool) -> Non
             assert blacks - whites in (0, 1)           # alternate moves, Black first
 
 
-def test_playouts_from_the_fill_in_keep_captured_cells_with_their_owner() -> None:
-    # Black c2 on 5x5: c1 and d1 under it are Black's whatever White does
+@pytest.mark.parametrize("fill", ["fill_in", "node_fill_in"])
+def test_playouts_from_the_fill_in_keep_captured_cells_with_their_owner(fill: str) -> None:
+    # Black c2 on 5x5: c1 and d1 under it are Black's whatever White does (the node
+    # fill-in is the root's, found when it was expanded)
     state = position("hex(size=5)", ["c2", "a5"])
     plain = [playout(state, seed)[0] for seed in range(40)]
-    filled = [playout(state, seed, fill_in=True)[0] for seed in range(40)]
+    filled = [playout(state, seed, **{fill: True})[0] for seed in range(40)]
     assert all(cells[2] == cells[3] == 1 for cells in filled)
     assert any(cells[2] == 2 or cells[3] == 2 for cells in plain)
+
+
+@pytest.mark.parametrize("fill_in", [False, True])
+def test_the_playout_value_of_a_position_is_its_share_of_black_wins(fill_in: bool) -> None:
+    from descent.search_cy.games.hex_patterns import shipped_weights
+
+    # Black b2 holds a 3x3 board by two edge templates: every intrusion is answered
+    held = position("hex(size=3)", ["b2"])
+    assert playout_value(held, 200, 1, fill_in=fill_in) == 1.0
+    assert playout_value(held, 200, 1, shipped_weights(), 4.0, fill_in=fill_in) == 1.0
+    # the empty 5x5 board: Black places the odd stone, so it wins more than half
+    empty = position("hex(size=5)", [])
+    value = playout_value(empty, 4000, 2, fill_in=fill_in)
+    assert 0.52 < value < 0.9
+    assert playout_value(empty, 4000, 2, fill_in=fill_in) == value      # by seed
+    # Black's wasted corner stone and White's centre: Black is worse off than on the empty board
+    assert playout_value(position("hex(size=5)", ["a1", "c3"]), 4000, 2, fill_in=fill_in) \
+        < value
 
 
 def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
