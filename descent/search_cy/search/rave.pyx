@@ -872,14 +872,7 @@ cdef class _Tree:
         cdef int8_t proven_winner = -1
         cdef int32_t leaf = 0             # the node the playout starts from (-1: none)
         cdef int32_t filled = -1          # the deepest expanded node passed (its fill-in)
-        memcpy(self.board, self.root_board, self.ncells)
-        if self.pp:
-            memcpy(self.pkey, self.root_pkey, 4 * self.ncells * sizeof(int32_t))
-            memcpy(self.pw, self.root_pw, 2 * self.ncells * sizeof(float))
-            memcpy(self.pblk, self.root_pblk, 2 * self.nblk * sizeof(double))
-            self.ptot[0] = self.root_ptot[0]
-            self.ptot[1] = self.root_ptot[1]
-        ne = self._empties()
+        ne = self._from_root()
         side = self.root_side
         # -- descent
         while True:
@@ -968,18 +961,7 @@ cdef class _Tree:
                     m = kids[t].move
                     if kids[t].fill and self.board[m] == 0:
                         self._place(m, kids[t].fill, &ne)
-            while ne > 0:
-                m = -1
-                if last >= 0:
-                    m = self._bridge_reply(last, side + 1)
-                if m < 0 and self.pp:
-                    m = self._pp_sample(side)
-                if m < 0:
-                    m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
-                self._place(m, side + 1, &ne)
-                self.moves += 1
-                last = m
-                side = 1 - side
+            self._play_out(side, last, &ne)
             winner = 0 if self._black_wins() else 1
         # -- backup, with AMAF over the final board (a proven end leaves cells empty:
         # those count for neither player)
@@ -1009,7 +991,15 @@ cdef class _Tree:
         """One playout from the root position itself (no tree move first), the root's
         player to move first, answering the root's last stone: 0 when Black wins, 1 when
         White does."""
-        cdef int ne, side = self.root_side, m, last = self.root_last
+        cdef int ne = self._from_root()
+        if self.fill_playouts and ne > 1:
+            self._fill_in(self.root_side, &ne)
+        self._play_out(self.root_side, self.root_last, &ne)
+        return 0 if self._black_wins() else 1
+
+    cdef int _from_root(self) noexcept nogil:
+        """The board (and the pattern playouts' weights) back to the root's; returns the
+        number of empty cells."""
         memcpy(self.board, self.root_board, self.ncells)
         if self.pp:
             memcpy(self.pkey, self.root_pkey, 4 * self.ncells * sizeof(int32_t))
@@ -1017,21 +1007,24 @@ cdef class _Tree:
             memcpy(self.pblk, self.root_pblk, 2 * self.nblk * sizeof(double))
             self.ptot[0] = self.root_ptot[0]
             self.ptot[1] = self.root_ptot[1]
-        ne = self._empties()
-        if self.fill_playouts and ne > 1:
-            self._fill_in(side, &ne)
-        while ne > 0:
+        return self._empties()
+
+    cdef void _play_out(self, int side, int last, int* ne) noexcept nogil:
+        """Fills the board from ``side`` to move, the stone on ``last`` just played: an
+        intruded bridge is answered, else a pattern draw or a uniform one."""
+        cdef int m
+        while ne[0] > 0:
             m = -1
             if last >= 0:
                 m = self._bridge_reply(last, side + 1)
             if m < 0 and self.pp:
                 m = self._pp_sample(side)
             if m < 0:
-                m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne)]
-            self._place(m, side + 1, &ne)
+                m = self.emp[<int>(splitmix64(&self.rng) % <uint64_t>ne[0])]
+            self._place(m, side + 1, ne)
+            self.moves += 1
             last = m
             side = 1 - side
-        return 0 if self._black_wins() else 1
 
     cdef void _prove(self, int32_t idx) noexcept nogil:
         """MCTS-Solver: a child lost for the opponent wins; all children won for it lose."""
