@@ -240,7 +240,8 @@ cdef class _Tree:
         self.c_pb = 0.0
         self.prune_ratio = 0.0
         self.root_last = -1
-        if (not self.keep or not self.labels or not self.vcm or not self.scratch or not self.pkey or not self.root_pkey
+        if (not self.keep or not self.labels or not self.vcm or not self.scratch
+                or not self.pkey or not self.root_pkey
                 or not self.pw or not self.root_pw or not self.pblk or not self.root_pblk
                 or not self.nodes or not self.children or not self.ring
                 or not self.root_board or not self.board or not self.emp or not self.epos or not self.stack
