@@ -123,8 +123,9 @@ def measure(positions: list[tuple[int, list[int], float]], playouts: int,
     spent = dict.fromkeys(table, 0.0)
     games: dict[int, Game] = {}
     for i, (size, moves, _) in enumerate(positions):
-        game = games.setdefault(size, make_game(f"hex(size={size})"))
-        state = cast("HexState", game.new_initial_state())
+        if size not in games:
+            games[size] = make_game(f"hex(size={size})")
+        state = cast("HexState", games[size].new_initial_state())
         for m in moves:
             state.apply_action(m)
         for name, f in table.items():
