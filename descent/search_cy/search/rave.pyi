@@ -44,6 +44,7 @@ class RaveSearch:
     playout_node_fill_in: bool
     vc_at: int
     vcm_bonus: float
+    rave_prior: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -51,7 +52,7 @@ class RaveSearch:
                  inferior: bool = ..., playout_gamma_cap: float = ...,
                  playout_fill_in: bool = ..., playout_node_fill_in: bool = ...,
                  vc_at: int = ...,
-                 vcm_bonus: float = ...) -> None: ...
+                 vcm_bonus: float = ..., rave_prior: int = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

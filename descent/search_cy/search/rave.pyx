@@ -109,6 +109,7 @@ DEFAULT_PLAYOUT_FILL_IN = False   # playouts start from the inferior-cell fill-i
 DEFAULT_PLAYOUT_NODE_FILL_IN = False  # ... from the one found at the last node expanded
 DEFAULT_VC_AT = 1000              # H-search knowledge at nodes of this many visits
 DEFAULT_VCM_BONUS = 2.5           # VC maintenance: prior added to a probe's answers (0: off)
+DEFAULT_RAVE_PRIOR = 0            # virtual AMAF visits at even odds of every child (MoHex: 8)
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
@@ -193,6 +194,7 @@ cdef class _Tree:
     cdef int vc_at
     cdef bint use_vc
     cdef double vcm_bonus             # VC maintenance: prior added to a probe's answers
+    cdef int rave_prior               # virtual AMAF visits at even odds of every child
     cdef int16_t* vcm                 # its (probe, answer, x, y) pairs
     cdef int8_t* scratch              # a board after one more stone
     cdef public long long sims, moves, max_depth, vc_calls
@@ -218,6 +220,7 @@ cdef class _Tree:
         self.vcm = <int16_t*>malloc(4 * VCM_CAP * sizeof(int16_t))
         self.scratch = <int8_t*>malloc(self.ncells)
         self.vcm_bonus = 0.0
+        self.rave_prior = 0
         self.inferior = None
         self.fill_playouts = False
         self.node_fill = False
@@ -662,12 +665,14 @@ cdef class _Tree:
             ch[i].fill = 0
             ch[i].n = 0
             ch[i].w = 0
-            ch[i].rn = 0
-            ch[i].rw = 0
+            # rave_prior virtual AMAF visits at even odds (MoHex gives every move 8),
+            # lest a child's first playouts decide whether it is ever tried
+            ch[i].rn = self.rave_prior
+            ch[i].rw = self.rave_prior // 2
             ch[i].prior = 1.0
-        if idx == 0 and self.root_swap:
-            # no playout ever plays the swap, so it has no AMAF statistics: it gets
-            # SWAP_RAVE virtual ones at even odds, lest its first playout decide it
+        if idx == 0 and self.root_swap and self.rave_prior < SWAP_RAVE:
+            # no playout ever plays the swap, so it has no AMAF statistics: it gets at
+            # least SWAP_RAVE virtual ones at even odds, lest its first playout decide it
             ch[k - 1].rn = SWAP_RAVE
             ch[k - 1].rw = SWAP_RAVE // 2
         searched = k
@@ -1089,6 +1094,7 @@ cdef class RaveSearch:
     cdef public bint playout_fill_in    # playouts start from the fill-in (with inferior)
     cdef public bint playout_node_fill_in  # ... from the last expanded node's fill-in
     cdef public double vcm_bonus        # VC maintenance's prior for a probe's answers
+    cdef public int rave_prior          # virtual AMAF visits at even odds of every child
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -1098,7 +1104,7 @@ cdef class RaveSearch:
                  double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP,
                  bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN,
                  bint playout_node_fill_in=DEFAULT_PLAYOUT_NODE_FILL_IN, int vc_at=DEFAULT_VC_AT,
-                 double vcm_bonus=DEFAULT_VCM_BONUS):
+                 double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -1111,8 +1117,11 @@ cdef class RaveSearch:
             raise ValueError("vc_at must be >= 0 (0: no H-search)")
         if vcm_bonus < 0.0:
             raise ValueError("vcm_bonus must be >= 0 (0: no VC maintenance)")
+        if rave_prior < 0 or rave_prior % 2:
+            raise ValueError("rave_prior must be an even number >= 0 (0: none)")
         self.vc_at = vc_at
         self.vcm_bonus = vcm_bonus
+        self.rave_prior = rave_prior
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1203,6 +1212,7 @@ cdef class RaveSearch:
             t.node_fill = self.playout_node_fill_in and t.inferior is not None
             t.vc_at = self.vc_at
             t.vcm_bonus = self.vcm_bonus
+            t.rave_prior = self.rave_prior
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:

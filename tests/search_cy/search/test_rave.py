@@ -87,17 +87,19 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm"),
-                         [(0.0, True, False, 0, 0.0), (0.5, True, False, 0, 0.0),
-                          (0.0, False, False, 0, 0.0), (0.0, True, True, 0, 0.0),
-                          (0.0, True, False, 4, 0.0), (0.0, False, False, 1, 0.0),
-                          (0.5, True, False, 4, 3.0), (0.0, True, "node", 0, 0.0)])
+@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm", "rave_prior"),
+                         [(0.0, True, False, 0, 0.0, 0), (0.5, True, False, 0, 0.0, 0),
+                          (0.0, False, False, 0, 0.0, 0), (0.0, True, True, 0, 0.0, 0),
+                          (0.0, True, False, 4, 0.0, 0), (0.0, False, False, 1, 0.0, 0),
+                          (0.5, True, False, 4, 3.0, 0), (0.0, True, "node", 0, 0.0, 0),
+                          (0.0, True, False, 4, 3.0, 8)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
-        prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float) -> None:
+        prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
+        rave_prior: int) -> None:
     # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
-    # knowledge (at nearly every node) and its VC maintenance must never make a proof
-    # wrong
+    # knowledge (at nearly every node), its VC maintenance and virtual AMAF visits must
+    # never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -112,6 +114,7 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search.playout_node_fill_in = fill_in == "node"
         search.vc_at = vc_at
         search.vcm_bonus = vcm
+        search.rave_prior = rave_prior
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -128,6 +131,23 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         checked += 1
     # a proven root stops the search, so most children stay unproven
     assert checked >= 30 and proven >= 50
+
+
+def test_every_child_starts_with_the_virtual_amaf_visits() -> None:
+    state = make_game("hex(size=5)").new_initial_state()
+    for prior in (0, 8):
+        search = rave(seed=4)
+        search.rave_prior = prior
+        # the root is expanded, then one playout fills the board: each child's AMAF
+        # count is the virtual visits plus at most that one, at even odds before it
+        search.run(state, Stopper(iterations=1))
+        children = search._subtree()[2]
+        assert len(children) == 25
+        assert {c[3] for c in children} <= {prior, prior + 1}
+        assert any(c[3] == prior + 1 for c in children)
+        assert all(c[4] - prior // 2 in (0, c[3] - prior) for c in children)
+    with pytest.raises(ValueError, match="even"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), rave_prior=3)
 
 
 def test_vc_maintenance_raises_the_answers_to_a_probe() -> None:
