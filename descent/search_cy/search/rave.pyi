@@ -45,6 +45,7 @@ class RaveSearch:
     vc_at: int
     vcm_bonus: float
     rave_prior: int
+    plain_every: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -52,7 +53,8 @@ class RaveSearch:
                  inferior: bool = ..., playout_gamma_cap: float = ...,
                  playout_fill_in: bool = ..., playout_node_fill_in: bool = ...,
                  vc_at: int = ...,
-                 vcm_bonus: float = ..., rave_prior: int = ...) -> None: ...
+                 vcm_bonus: float = ..., rave_prior: int = ...,
+                 plain_every: int = ...) -> None: ...
     def clear(self) -> None: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 

@@ -110,6 +110,8 @@ DEFAULT_PLAYOUT_NODE_FILL_IN = False  # ... from the one found at the last node 
 DEFAULT_VC_AT = 1000              # H-search knowledge at nodes of this many visits
 DEFAULT_VCM_BONUS = 2.5           # VC maintenance: prior added to a probe's answers (0: off)
 DEFAULT_RAVE_PRIOR = 0            # virtual AMAF visits at even odds of every child (MoHex: 8)
+DEFAULT_PLAIN_EVERY = 0           # one selection in this many ignores RAVE (MoHex: 30; 0: none)
+cdef double PLAIN_FPU = 0.35       # an unvisited child's mean there (MoHex's first-play urgency)
 SHIPPED = object()                # the pattern weights shipped with the package
 
 
@@ -195,6 +197,7 @@ cdef class _Tree:
     cdef bint use_vc
     cdef double vcm_bonus             # VC maintenance: prior added to a probe's answers
     cdef int rave_prior               # virtual AMAF visits at even odds of every child
+    cdef int plain_every              # one selection in this many by the plain mean
     cdef int16_t* vcm                 # its (probe, answer, x, y) pairs
     cdef int8_t* scratch              # a board after one more stone
     cdef public long long sims, moves, max_depth, vc_calls
@@ -221,6 +224,7 @@ cdef class _Tree:
         self.scratch = <int8_t*>malloc(self.ncells)
         self.vcm_bonus = 0.0
         self.rave_prior = 0
+        self.plain_every = 0
         self.inferior = None
         self.fill_playouts = False
         self.node_fill = False
@@ -720,9 +724,15 @@ cdef class _Tree:
         return True
 
     # -- one simulation -----------------------------------------------------------------
-    cdef inline double _score(self, Child* ch, double log_n) noexcept nogil:
+    cdef inline double _score(self, Child* ch, double log_n, bint plain) noexcept nogil:
         cdef double q, qr, beta
         cdef double n = ch.n, rn = ch.rn
+        if plain:
+            # the plain mean, RAVE ignored (MoHex's randomised RAVE: a child whose AMAF
+            # statistics misjudge it is still tried on its own results)
+            q = ch.w / n if n > 0.0 else PLAIN_FPU
+            return (q + self.c_uct * sqrt(log_n / (n + 1.0))
+                    + self.c_pb * ch.prior / sqrt(n + 1.0))
         if rn > 0.0:
             qr = ch.rw / rn
             beta = rn / (n + rn + n * rn / self.K)
@@ -741,6 +751,8 @@ cdef class _Tree:
         cdef double s, best_s = -1e300
         cdef double log_n = log(nd.visits + 1.0)
         cdef int8_t p
+        cdef bint plain = self.plain_every > 0 and \
+            splitmix64(&self.rng) % <uint64_t>self.plain_every == 0
         for i in range(nd.count):
             if ch[i].pruned:
                 continue
@@ -750,7 +762,7 @@ cdef class _Tree:
                     return i              # the opponent is lost there
                 if p == 1:
                     continue              # the opponent wins there
-            s = self._score(&ch[i], log_n)
+            s = self._score(&ch[i], log_n, plain)
             if s > best_s:
                 best_s = s
                 best = i
@@ -1095,6 +1107,7 @@ cdef class RaveSearch:
     cdef public bint playout_node_fill_in  # ... from the last expanded node's fill-in
     cdef public double vcm_bonus        # VC maintenance's prior for a probe's answers
     cdef public int rave_prior          # virtual AMAF visits at even odds of every child
+    cdef public int plain_every         # one selection in this many ignores RAVE (0: none)
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -1104,7 +1117,8 @@ cdef class RaveSearch:
                  double playout_gamma_cap=DEFAULT_PLAYOUT_GAMMA_CAP,
                  bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN,
                  bint playout_node_fill_in=DEFAULT_PLAYOUT_NODE_FILL_IN, int vc_at=DEFAULT_VC_AT,
-                 double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR):
+                 double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR,
+                 int plain_every=DEFAULT_PLAIN_EVERY):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -1122,6 +1136,9 @@ cdef class RaveSearch:
         self.vc_at = vc_at
         self.vcm_bonus = vcm_bonus
         self.rave_prior = rave_prior
+        if plain_every < 0:
+            raise ValueError("plain_every must be >= 0 (0: RAVE in every selection)")
+        self.plain_every = plain_every
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1213,6 +1230,7 @@ cdef class RaveSearch:
             t.vc_at = self.vc_at
             t.vcm_bonus = self.vcm_bonus
             t.rave_prior = self.rave_prior
+            t.plain_every = self.plain_every
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:

@@ -87,19 +87,20 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
     assert not wins(state, {})                 # the reply position is lost for White
 
 
-@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm", "rave_prior"),
-                         [(0.0, True, False, 0, 0.0, 0), (0.5, True, False, 0, 0.0, 0),
-                          (0.0, False, False, 0, 0.0, 0), (0.0, True, True, 0, 0.0, 0),
-                          (0.0, True, False, 4, 0.0, 0), (0.0, False, False, 1, 0.0, 0),
-                          (0.5, True, False, 4, 3.0, 0), (0.0, True, "node", 0, 0.0, 0),
-                          (0.0, True, False, 4, 3.0, 8)])
+@pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm", "rave_prior",
+                          "plain"),
+                         [(0.0, True, False, 0, 0.0, 0, 0), (0.5, True, False, 0, 0.0, 0, 0),
+                          (0.0, False, False, 0, 0.0, 0, 0), (0.0, True, True, 0, 0.0, 0, 0),
+                          (0.0, True, False, 4, 0.0, 0, 0), (0.0, False, False, 1, 0.0, 0, 0),
+                          (0.5, True, False, 4, 3.0, 0, 0), (0.0, True, "node", 0, 0.0, 0, 0),
+                          (0.0, True, False, 4, 3.0, 8, 3)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
-        rave_prior: int) -> None:
+        rave_prior: int, plain: int) -> None:
     # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
-    # knowledge (at nearly every node), its VC maintenance and virtual AMAF visits must
-    # never make a proof wrong
+    # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits and
+    # selections that ignore RAVE must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -115,6 +116,7 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search.vc_at = vc_at
         search.vcm_bonus = vcm
         search.rave_prior = rave_prior
+        search.plain_every = plain
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -148,6 +150,20 @@ def test_every_child_starts_with_the_virtual_amaf_visits() -> None:
         assert all(c[4] - prior // 2 in (0, c[3] - prior) for c in children)
     with pytest.raises(ValueError, match="even"):
         RaveSearch(ZeroEvaluator(), SearchParams(), rave_prior=3)
+
+
+def test_selections_without_rave_are_deterministic_by_seed_and_change_the_search() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    runs = []
+    for plain in (0, 4, 4):
+        search = rave(seed=9)
+        search.plain_every = plain
+        search.run(state, Stopper(iterations=3000))
+        runs.append([(c[0], c[1]) for c in search._subtree()[2]])
+    assert runs[1] == runs[2]                  # the draws come from the tree's seeded rng
+    assert runs[0] != runs[1]
+    with pytest.raises(ValueError, match="plain_every"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), plain_every=-1)
 
 
 def test_vc_maintenance_raises_the_answers_to_a_probe() -> None:
