@@ -114,6 +114,15 @@ def _proven_value(state: GameState) -> float | None:
     return 1.0 if code == "win" else 0.0 if code == "loss" else None
 
 
+def _load(driver: GtpDriver, state: GameState, moves: Sequence[str]) -> None:
+    """A fresh board on the engine, then ``moves`` (which lead to ``state``) told to it."""
+    driver.start(state)
+    replay = make_game(state.game.spec).new_initial_state()
+    for m in moves:
+        driver.tell(replay, replay.current_player(), None, m, own=False)
+        replay.apply_move(m)
+
+
 class Oracle:
     """An engine that values positions for their side to move, in 0..1."""
 
@@ -128,20 +137,12 @@ class Oracle:
     def close(self) -> None:
         self.process.close()
 
-    def _load(self, state: GameState, moves: Sequence[str]) -> None:
-        self.driver.start(state)
-        replay = make_game(state.game.spec).new_initial_state()
-        for m in moves:
-            player = replay.current_player()
-            self.driver.tell(replay, player, None, m, own=False)
-            replay.apply_move(m)
-
     def value(self, state: GameState, moves: Sequence[str]) -> float | None:
         """The oracle's value of ``state`` (reached by ``moves``) for its side to move;
         None when it cannot say (a decided position that our H-search does not prove)."""
         if state.is_terminal():
             return 0.0                       # the side to move has lost
-        self._load(state, moves)
+        _load(self.driver, state, moves)
         if self.dialect == "descent":
             match = GFX_VALUE.search(self.driver.command("descent-gfx", 600.0))
             if match is None:
@@ -173,11 +174,7 @@ class Candidate:
         self.process.close()
 
     def choose(self, state: GameState, moves: Sequence[str]) -> str:
-        self.driver.start(state)
-        replay = make_game(state.game.spec).new_initial_state()
-        for m in moves:
-            self.driver.tell(replay, replay.current_player(), None, m, own=False)
-            replay.apply_move(m)
+        _load(self.driver, state, moves)
         self.driver.set_time(self.movetime)
         reply = self.driver.ask(state, state.current_player(), None, self.movetime)
         move = self.driver.to_kernel(reply)

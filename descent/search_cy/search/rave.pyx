@@ -34,6 +34,11 @@ connection of the opponent, the opponent's answers that make it whole again gain
 much prior, the child's priors renormalised (the root, searched before it has children,
 runs it again at ``vc_at`` visits). RESULTS.md, nineteenth session, has its matches.
 
+Two more of MoHex's search settings are options, off by default since neither measured
+stronger (RESULTS.md, twentieth session): ``rave_prior`` virtual AMAF visits at even
+odds for every child (MoHex gives 8), and ``plain_every``: one selection in that many
+ignores RAVE and follows the children's own means (MoHex's randomised RAVE, 30).
+
 The swap map (``games/hex_swap.py``, MoHex's swap table measured by self-play): where it
 covers the board size, the second player swaps at once the first stones it says to swap
 and otherwise searches without the swap, and under the swap rule the first player opens
