@@ -140,4 +140,7 @@ class TimeManager:
             nodes = max(1, int(min(time_limit * nodes_per_second, MAX_COUNT))) \
                 if nodes is None else nodes
             time_limit = None
-        return Stopper(time=time_limit, nodes=nodes, iterations=limits.iterations), budget
+        # the budget's maximum is how far a search may extend an unstable move
+        max_time = max(budget.maximum, time_limit) if budget and time_limit is not None else None
+        return Stopper(time=time_limit, nodes=nodes, iterations=limits.iterations,
+                       max_time=max_time), budget

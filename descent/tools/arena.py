@@ -8,14 +8,16 @@ Player specs:
 - ``descent:key=value,...``: our engine with a configuration, run as
   ``python -P -m descent play --game G ...`` speaking the game's protocol. Keys: ``search``,
   ``strength``, ``model``, ``backend``, ``hash`` (MiB), ``threads``, ``seed``, ``time``
-  (seconds per move for this player, e.g. ``time=0.5`` or ``time=200ms``), ``nodes``
+  (seconds per move for this player, e.g. ``time=0.5`` or ``time=200ms``), ``stones``
+  (the clock: 1, the default, a byo-yomi of ``time`` every move; N a Canadian block of N
+  moves in N x ``time``, which the engine shares out between them; GTP games), ``nodes``
   (nodes-as-time: about N nodes per move whatever the machine, so games are
   reproducible), ``name`` (shown in the tables), and any other ``descent play`` setting by
   its name (``resign_threshold=0.95``).
 - ``gtp:COMMAND``, ``ewn:COMMAND``, ``uci:COMMAND``: an external engine run as a
   subprocess; the protocol must be the game's (gtp for Hex, ewn for EinStein, uci for dice
   chess). E.g. ``gtp:/opt/mohex/mohex --quiet``; ``gtp[time=5s]:...`` gives it its own
-  time per move (also ``name=``).
+  time per move (also ``stones=`` and ``name=``).
 - ``mqtt:HOST:PORT/ENGINE-ID``: an engine running elsewhere on an MQTT broker (``descent
   play --transport mqtt``, or any engine behind ``descent mqtt-bridge``), played through
   ``descent mqtt-client``: a tournament spans hosts through the broker. One game at a time
@@ -49,7 +51,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,6 +94,7 @@ class Player:
     command: str               # shell-style command line (split with shlex)
     movetime: float | None     # seconds per move; None: the arena's --tc
     spec: str                  # as given on the command line
+    stones: int = 1            # the clock's block (GTP): 1 byo-yomi a move, N Canadian
 
 
 def _settings_fields() -> set[str]:
@@ -110,7 +113,7 @@ def descent_command(options: dict[str, str], game: str, movetime: float) -> list
             "--log-level", "warning"]
     known = _settings_fields()
     for key, value in options.items():
-        if key in ("time", "name"):
+        if key in ("time", "name", "stones"):
             continue
         if key == "nodes":
             try:
@@ -124,7 +127,7 @@ def descent_command(options: dict[str, str], game: str, movetime: float) -> list
             continue
         name = DESCENT_KEYS.get(key, key.replace("-", "_"))
         if name not in known or name in ("game", "protocol", "transport", "log_level"):
-            allowed = ", ".join(sorted({*DESCENT_KEYS, "time", "nodes", "name"} |
+            allowed = ", ".join(sorted({*DESCENT_KEYS, "time", "nodes", "name", "stones"} |
                                        (known - {"game", "protocol", "transport"})))
             raise ValueError(f"descent: unknown option {key!r} (known: {allowed})")
         argv += ["--" + name.replace("_", "-"), value]
@@ -157,7 +160,8 @@ def parse_player(text: str, game: str, default_time: float = DEFAULT_MOVETIME) -
         movetime = parse_seconds(options["time"], "time") if "time" in options else None
         argv = descent_command(options, g.spec, movetime or default_time)
         shown = name or options.get("name") or ("descent:" + rest if rest else "descent")
-        return Player(shown, "descent", shlex.join(argv), movetime, text)
+        return Player(shown, "descent", shlex.join(argv), movetime, text,
+                      _stones(options.get("stones"), g.default_protocol, text))
     if kind == "mqtt":
         return _mqtt_player(text, name, rest, g.default_protocol)
     m = _EXTERNAL_KIND.match(kind)
@@ -169,8 +173,9 @@ def parse_player(text: str, game: str, default_time: float = DEFAULT_MOVETIME) -
         ext_options: dict[str, str] = {}
         for item in (x for x in (m.group(2) or "").split(",") if x.strip()):
             key, sep, value = item.partition("=")
-            if key.strip() not in ("time", "name") or not sep or not value.strip():
-                raise ValueError(f"player {text!r}: {kind}[...] takes time=... and name=...")
+            if key.strip() not in ("time", "name", "stones") or not sep or not value.strip():
+                raise ValueError(f"player {text!r}: {kind}[...] takes time=..., stones=... "
+                                 "and name=...")
             ext_options[key.strip()] = value.strip()
         if not rest.strip():
             raise ValueError(f"player {text!r}: no command after {kind}:")
@@ -181,9 +186,25 @@ def parse_player(text: str, game: str, default_time: float = DEFAULT_MOVETIME) -
         shown = name or ext_options.get("name") or _program_name(argv)
         movetime = parse_seconds(ext_options["time"], "time") if "time" in ext_options \
             else None
-        return Player(shown, kind, rest.strip(), movetime, text)
+        return Player(shown, kind, rest.strip(), movetime, text,
+                      _stones(ext_options.get("stones"), kind, text))
     raise ValueError(f"player {text!r}: expected descent:..., gtp:..., ewn:..., uci:... or "
                      "mqtt:...")
+
+
+def _stones(value: str | None, protocol: str, text: str) -> int:
+    """A player's ``stones=``: the Canadian block of its clock (1: a byo-yomi a move)."""
+    if value is None:
+        return 1
+    try:
+        stones = int(value)
+    except ValueError:
+        raise ValueError(f"player {text!r}: stones={value!r} is not an integer") from None
+    if stones < 1:
+        raise ValueError(f"player {text!r}: stones must be >= 1")
+    if stones > 1 and protocol not in ("gtp", "ewn"):
+        raise ValueError(f"player {text!r}: stones= sets a GTP clock; {protocol} has none")
+    return stones
 
 
 def _mqtt_player(text: str, name: str, address: str, protocol: str) -> Player:
@@ -222,7 +243,7 @@ def unique_names(players: list[Player]) -> list[Player]:
     for p in players:
         seen[p.name] = seen.get(p.name, 0) + 1
         if seen[p.name] > 1:
-            p = Player(f"{p.name}#{seen[p.name]}", p.kind, p.command, p.movetime, p.spec)
+            p = replace(p, name=f"{p.name}#{seen[p.name]}")
         out.append(p)
     return out
 
@@ -560,7 +581,8 @@ def run_arena(config: ArenaConfig,
         times = (a.movetime or config.movetime, b.movetime or config.movetime)
         return play_game(spec, (a.command, b.command), seed=job.seed, movetime=times,
                          timeout=config.timeout, max_plies=config.max_plies,
-                         names=(a.name, b.name), opening=list(job.opening))
+                         names=(a.name, b.name), opening=list(job.opening),
+                         stones=(a.stones, b.stones))
 
     def finish(job: Job, record: Any) -> None:
         rec = asdict(record)

@@ -143,7 +143,10 @@ class Driver:
         self.timeout = timeout
 
     def start(self, state: GameState) -> None: ...
-    def set_time(self, movetime: float) -> None: ...
+    def set_time(self, movetime: float, stones: int = 1) -> None:
+        if stones != 1:
+            raise ValueError(f"{self.p.name}: a clock of {stones} stones needs a GTP engine")
+
     def setup(self, state: GameState, player: int, text: str) -> None: ...
     def ask(self, state: GameState, player: int, die: int | None, movetime: float) -> str:
         raise NotImplementedError
@@ -201,9 +204,11 @@ class GtpDriver(Driver):
         self.optional(f"param_game allow_swap {int(swap)}")
         self.command("clear_board")
 
-    def set_time(self, movetime: float) -> None:
-        # a clock that gives about `movetime` per move: byo-yomi of one stone
-        self.optional(f"time_settings 0 {movetime:g} 1")
+    def set_time(self, movetime: float, stones: int = 1) -> None:
+        # a clock that gives about `movetime` per move: byo-yomi of one stone, or a
+        # Canadian block of `stones` moves in `stones` x `movetime` (time moves between
+        # the block's moves; the engine keeps its own clock)
+        self.optional(f"time_settings 0 {movetime * stones:g} {stones}")
 
     def _colour(self, player: int) -> str:
         return self.colours[player ^ int(self.transposed)]
@@ -322,6 +327,7 @@ class GameRecord:
     seed: int = 0                 # the referee's die / set-up stream
     opening: list[str] = field(default_factory=list)   # forced first moves (in `moves` too)
     movetime: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    stones: list[int] = field(default_factory=lambda: [1, 1])
 
 
 def _die_of(state: GameState, action: int) -> int:
@@ -359,13 +365,16 @@ def play_game(spec: str, commands: tuple[str, str], seed: int,
               timeout: float = 30.0, max_plies: int = 2000,
               names: tuple[str, str] | None = None,
               opening: Sequence[str] | None = None,
-              start_timeout: float = 60.0) -> GameRecord:
+              start_timeout: float = 60.0,
+              stones: int | tuple[int, int] = 1) -> GameRecord:
     """One game: commands[0] plays player 0. Every move is checked with our kernel.
 
     ``movetime`` is the time per move, one for both or one per player. ``opening`` is a
     list of moves played first, as if by the players, and told to both engines (Hex
     opening suites). ``timeout`` is how long an answer may take beyond 3 x the move time;
     ``start_timeout`` how long the answers while an engine starts (loads its network) may.
+    ``stones`` (GTP engines): the clock's block, one for both or one per player; 1 is a
+    byo-yomi of ``movetime`` a move, N a Canadian block of N moves in N x ``movetime``.
     """
     game = make_game(spec)
     state = game.new_initial_state()
@@ -377,6 +386,8 @@ def play_game(spec: str, commands: tuple[str, str], seed: int,
     rng = random.Random(seed)
     record = GameRecord(game.spec, names[0], names[1], None, "normal", seed=seed,
                         opening=list(forced), movetime=list(times))
+    blocks = (stones, stones) if isinstance(stones, int) else stones
+    record.stones = [int(blocks[0]), int(blocks[1])]
     procs: list[EngineProcess] = []
     drivers: list[Driver] = []
     current = 0
@@ -388,7 +399,7 @@ def play_game(spec: str, commands: tuple[str, str], seed: int,
         for i, d in enumerate(drivers):
             current = i
             d.start(state)
-            d.set_time(times[i])
+            d.set_time(times[i], record.stones[i])
             d.timeout = timeout
         for text in forced:
             player = state.current_player()

@@ -58,6 +58,25 @@ def test_the_maximum_never_passes_the_clock(left: float, inc: float, ply: int,
     assert b.maximum <= max(0.001, left - 0.05) + 1e-12
 
 
+def test_an_elastic_clock_gives_the_stopper_room_past_its_target() -> None:
+    """The stopper's max_time is the budget's maximum: room to extend an unstable move
+    under main time or a Canadian block, none under a fixed move time or a one-stone
+    byo-yomi."""
+    tm = TimeManager(overhead=0.05)
+    block, b = tm.stopper(Limits(time_left=30.0, byoyomi=30.0, byoyomi_stones=30,
+                                 in_byoyomi=True))
+    assert b is not None and block.max_time == pytest.approx(b.maximum)
+    assert block.max_time > block.time_limit == pytest.approx(b.target)
+    main, _ = tm.stopper(Limits(time_left=60.0))
+    assert main.max_time > main.time_limit
+    for fixed in (Limits(move_time=1.0),
+                  Limits(time_left=1.0, byoyomi=1.0, byoyomi_stones=1, in_byoyomi=True)):
+        stopper, _ = tm.stopper(fixed)
+        assert stopper.max_time == stopper.time_limit > 0
+    nodes, _ = tm.stopper(Limits(time_left=60.0), nodes_per_second=1000)
+    assert nodes.time_limit == nodes.max_time == 0.0
+
+
 def test_nodes_as_time_turns_the_budget_into_nodes() -> None:
     stopper, budget = TimeManager(overhead=0.0).stopper(
         Limits(move_time=0.5), nodes_per_second=10_000)

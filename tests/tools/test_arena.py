@@ -218,6 +218,21 @@ def test_descent_spec_becomes_an_engine_command_line() -> None:
     assert parse_player("descent:name=new", "hex").name == "new"
 
 
+def test_a_player_may_have_a_canadian_clock() -> None:
+    """``stones=N``: N moves in N x ``time`` (GTP games); 1, the default, a byo-yomi."""
+    assert parse_player("descent:time=1", "hex").stones == 1
+    ours = parse_player("descent:time=1,stones=30", "hex")
+    assert ours.stones == 30 and "--stones" not in ours.command
+    assert parse_player("gtp[time=1,stones=10]:mohex", "hex").stones == 10
+    assert parse_player("descent:stones=5", "einstein").stones == 5
+    with pytest.raises(ValueError, match="GTP clock"):
+        parse_player("descent:stones=5", "dicechess")
+    with pytest.raises(ValueError, match="stones must be"):
+        parse_player("descent:stones=0", "hex")
+    with pytest.raises(ValueError, match="not an integer"):
+        parse_player("gtp[stones=many]:mohex", "hex")
+
+
 def test_external_specs_must_speak_the_games_protocol() -> None:
     p = parse_player("gtp:/opt/mohex/mohex --quiet", "hex(size=11)")
     assert (p.kind, p.command, p.name) == ("gtp", "/opt/mohex/mohex --quiet", "mohex")

@@ -36,3 +36,27 @@ def test_ours_against_an_independent_engine(spec: str) -> None:
         record = play_game(spec, commands, seed=7, movetime=0.05, max_plies=300)
         assert record.reason in ("normal", "ply cap"), record.detail
         print(f"\n{spec}: ours as player {us}: winner {record.winner}, {record.plies} plies")
+
+
+def test_a_canadian_block_is_the_engines_to_share(tmp_path) -> None:
+    """``stones``: the referee announces a block of N moves in N x the move time; our
+    engine keeps its own clock and its budgets leave room past the target (the time a
+    clear move does not spend goes to the unclear ones), while a one-stone byo-yomi
+    leaves none."""
+    import json
+
+    logs = [tmp_path / "block.log", tmp_path / "byoyomi.log"]
+    commands = tuple(f'{OURS} --game "hex(size=5)" --seed {i} --log-level info '
+                     f'--log-file {log}'.replace("--nodes-per-second 20000", "")
+                     for i, log in enumerate(logs))
+    record = play_game("hex(size=5)", commands, seed=3, movetime=0.05, stones=(10, 1))
+    assert record.reason == "normal", record.detail
+    assert record.stones == [10, 1]
+    budgets = []
+    for log in logs:
+        moves = [json.loads(line) for line in log.read_text().splitlines()
+                 if '"move"' in line]
+        budgets.append([m["budget"] for m in moves if m.get("event") == "move"])
+    assert budgets[0] and budgets[1]
+    assert all(b[2] > b[1] for b in budgets[0])      # maximum past the target
+    assert all(b[2] == b[1] for b in budgets[1])

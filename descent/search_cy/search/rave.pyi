@@ -25,6 +25,8 @@ DEFAULT_VC_AT: int
 DEFAULT_VCM_BONUS: float
 DEFAULT_RAVE_PRIOR: int
 DEFAULT_PLAIN_EVERY: int
+DEFAULT_EXTEND_UNSTABLE: float
+DEFAULT_STOP_DECIDED: bool
 SHIPPED: object
 
 @disjoint_base
@@ -48,6 +50,8 @@ class RaveSearch:
     vcm_bonus: float
     rave_prior: int
     plain_every: int
+    extend_unstable: float
+    stop_decided: bool
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -56,8 +60,10 @@ class RaveSearch:
                  playout_fill_in: bool = ..., playout_node_fill_in: bool = ...,
                  vc_at: int = ...,
                  vcm_bonus: float = ..., rave_prior: int = ...,
-                 plain_every: int = ...) -> None: ...
+                 plain_every: int = ..., extend_unstable: float = ...,
+                 stop_decided: bool = ...) -> None: ...
     def clear(self) -> None: ...
+    def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...
 
 def bridge_reply(state: HexState, last: int, player: int, seed: int = 0) -> int: ...

@@ -53,6 +53,14 @@ played since the last search is moved down to the front of its arenas, in place,
 statistics and proofs included. That move, like the root's knowledge, runs on the
 search's clock (``run`` starts the stopper before it).
 
+The clock: where it is elastic (a main time or a Canadian block: the stopper's
+``max_time`` is past its target), a search whose most visited root child is not its best
+valued one (a rival with a tenth of the visits and a higher mean) is extended once to
+``extend_unstable`` times its target (MoHex's 1.5), and a search whose runner-up cannot
+catch the best before the latest deadline stops early (``stop_reason`` "decided"): time
+moves from the clear moves to the unclear ones (Huang, Coulom and Lin 2010). Under a
+fixed move time or a one-stone byo-yomi nothing changes.
+
 Threads: root parallelisation (Chaslot, Winands and van den Herik 2008). Each thread grows
 its own tree from its own seed over a share of the memory budget; the decision sums the
 root children's visits over the trees. One thread is deterministic by seed.
@@ -75,7 +83,8 @@ from descent.search_cy.games.hex_inferior cimport (
 from descent.search_cy.games.hex_vc cimport (
     HexVC, VC_NONE, VC_WIN, VC_LOSS, VC_MUSTPLAY, VC_MAXCELLS)
 from descent.search_cy.games.zobrist cimport splitmix64
-from descent.search_cy.search.stopper cimport Stopper, STOP_RESOLVED, STOP_NONE
+from descent.search_cy.search.stopper cimport (
+    Stopper, STOP_RESOLVED, STOP_NONE, STOP_TIME, STOP_DECIDED)
 from descent.search_cy.search.evaluator cimport (
     Evaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
@@ -116,6 +125,11 @@ DEFAULT_VC_AT = 1000              # H-search knowledge at nodes of this many vis
 DEFAULT_VCM_BONUS = 2.5           # VC maintenance: prior added to a probe's answers (0: off)
 DEFAULT_RAVE_PRIOR = 0            # virtual AMAF visits at even odds of every child (MoHex: 8)
 DEFAULT_PLAIN_EVERY = 0           # one selection in this many ignores RAVE (MoHex: 30; 0: none)
+DEFAULT_EXTEND_UNSTABLE = 1.5     # an unstable search's deadline x this, where the clock allows
+DEFAULT_STOP_DECIDED = True       # stop when the move cannot change, where the clock keeps it
+UNSTABLE_SHARE = 0.1              # a rival's visits, as a share of the best's, to count
+DECIDED_POLL = 16                 # chunks between two checks of a decided move
+DECIDED_AFTER = 0.05              # seconds before the simulation rate is trusted
 cdef double PLAIN_FPU = 0.35       # an unvisited child's mean there (MoHex's first-play urgency)
 SHIPPED = object()                # the pattern weights shipped with the package
 
@@ -1094,6 +1108,54 @@ cdef class _Tree:
         return -self.nodes[ch.node].proven
 
 
+cdef int _root_lead(list trees, long long* lead):
+    """The roots' children summed over the trees (their moves agree: every tree expands
+    the same root). Sets ``lead[0]`` to the most visited child's visits less the
+    runner-up's and returns 1 when the search is unstable: a child with at least
+    UNSTABLE_SHARE of the best's visits has a higher mean (MoHex extends when the most
+    visited and the best valued children differ; without a share, one lucky visit would
+    make every search unstable). Children proven lost do not count."""
+    cdef long long n[MAXCELLS + 1]
+    cdef long long w[MAXCELLS + 1]
+    cdef int8_t live[MAXCELLS + 1]
+    cdef _Tree t0 = <_Tree>trees[0]
+    cdef _Tree t
+    cdef Node* root = &t0.nodes[0]
+    cdef Child* ch
+    cdef int j, best = -1, count = root.count
+    cdef long long first = 0, second = 0
+    if count == 0:
+        lead[0] = 0
+        return 0
+    for j in range(count):
+        n[j] = 0
+        w[j] = 0
+        live[j] = t0.child_proven(t0.children + root.first + j) >= 0
+    for t in trees:
+        # the trees' roots list the same children in the same order
+        for j in range(min(count, t.nodes[0].count)):
+            ch = t.children + t.nodes[0].first + j
+            n[j] += ch.n
+            w[j] += ch.w
+    for j in range(count):
+        if not live[j]:
+            continue
+        if n[j] > first:
+            second = first
+            first = n[j]
+            best = j
+        elif n[j] > second:
+            second = n[j]
+    lead[0] = first - second
+    if best < 0:
+        return 0
+    for j in range(count):
+        if (live[j] and j != best and n[j] > 0 and n[j] >= UNSTABLE_SHARE * first
+                and w[j] * n[best] > w[best] * n[j]):
+            return 1
+    return 0
+
+
 cdef class RaveSearch:
     """MCTS with RAVE and Hex playouts (see the module notes). Hex only; the evaluator is
     not used (the playouts value the leaves)."""
@@ -1113,6 +1175,8 @@ cdef class RaveSearch:
     cdef public double vcm_bonus        # VC maintenance's prior for a probe's answers
     cdef public int rave_prior          # virtual AMAF visits at even odds of every child
     cdef public int plain_every         # one selection in this many ignores RAVE (0: none)
+    cdef public double extend_unstable  # an unstable search's deadline x this (1: never)
+    cdef public bint stop_decided       # stop once the move cannot change
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -1123,7 +1187,9 @@ cdef class RaveSearch:
                  bint playout_fill_in=DEFAULT_PLAYOUT_FILL_IN,
                  bint playout_node_fill_in=DEFAULT_PLAYOUT_NODE_FILL_IN, int vc_at=DEFAULT_VC_AT,
                  double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR,
-                 int plain_every=DEFAULT_PLAIN_EVERY):
+                 int plain_every=DEFAULT_PLAIN_EVERY,
+                 double extend_unstable=DEFAULT_EXTEND_UNSTABLE,
+                 bint stop_decided=DEFAULT_STOP_DECIDED):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -1144,6 +1210,10 @@ cdef class RaveSearch:
         if plain_every < 0:
             raise ValueError("plain_every must be >= 0 (0: RAVE in every selection)")
         self.plain_every = plain_every
+        if extend_unstable < 1.0:
+            raise ValueError("extend_unstable must be >= 1 (1: never extend)")
+        self.extend_unstable = extend_unstable
+        self.stop_decided = stop_decided
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1261,9 +1331,15 @@ cdef class RaveSearch:
         if book >= 0:
             return self._book_result(s, book, stopper)
         cdef _Tree main
-        cdef int k
-        cdef long long sims, moves
-        cdef bint done = False
+        cdef int k, polls = 0
+        cdef long long sims, moves, lead = 0
+        cdef bint done = False, extended = False
+        cdef double remaining, elapsed
+        # An elastic clock (a main time or a Canadian block: the stopper's maximum is past
+        # its target) keeps what one move does not spend for the next ones: only there is
+        # an unstable search extended and a decided one stopped early. Under a fixed
+        # move time or a one-stone byo-yomi every move simply spends its time.
+        cdef bint elastic = stopper.max_time > stopper.time_limit > 0.0
         # the move's clock covers the tree's setup too (moving the kept subtree down and
         # the root's knowledge: tens of milliseconds late in an 11x11 game)
         stopper.c_start()
@@ -1282,10 +1358,26 @@ cdef class RaveSearch:
                     sims += (<_Tree>t).sims
                     moves += (<_Tree>t).moves
                 if stopper.c_check(moves, sims):
+                    if (elastic and not extended and not done and stopper.reason == STOP_TIME
+                            and self.extend_unstable > 1.0):
+                        extended = True
+                        if _root_lead(trees, &lead) and stopper.c_extend(self.extend_unstable):
+                            continue
                     break
                 if done:
                     stopper.c_finish(STOP_RESOLVED)
                     break
+                polls += 1
+                if elastic and self.stop_decided and polls % DECIDED_POLL == 0:
+                    # the runner-up cannot catch the best even if every simulation left
+                    # to the latest deadline went to it (MoHex's count abort)
+                    elapsed = stopper.elapsed
+                    remaining = stopper.c_remaining()
+                    if elapsed >= DECIDED_AFTER and sims > 0:
+                        _root_lead(trees, &lead)
+                        if lead > sims / elapsed * remaining:
+                            stopper.c_finish(STOP_DECIDED)
+                            break
                 k = CHUNK
                 if stopper.max_iterations:
                     k = min(k, stopper.max_iterations - sims)
@@ -1297,6 +1389,15 @@ cdef class RaveSearch:
             for h in helpers:
                 h.join()
         return self._result(stopper)
+
+    def root_lead(self) -> tuple:
+        """(the most visited root child's visits less the runner-up's, whether the search
+        is unstable) over the trees of the last search: what the clock rules read."""
+        cdef long long lead = 0
+        if not self.trees:
+            raise ValueError("no search has run")
+        unstable = _root_lead(self.trees, &lead) == 1
+        return int(lead), unstable
 
     def _subtree(self, path=()) -> tuple:
         """The first tree below ``path`` (moves from its root): per child (move, visits,

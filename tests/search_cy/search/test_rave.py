@@ -519,3 +519,79 @@ def test_pattern_playouts_keep_the_search_exact_and_deterministic() -> None:
     small.playout_gamma_cap = 4.0
     proof = small.run(position("hex(size=3)", []), Stopper(iterations=200000))
     assert proof.resolved and proof.value == 1.0 and proof.action in {2, 3, 4, 5, 6}
+
+
+# -- the clock: unstable searches extended, decided ones stopped -------------------------
+
+
+def test_root_lead_reads_the_root_children() -> None:
+    """The clock rules' reading of the root against one written here from the children:
+    the visit lead of the most visited child, and whether a rival with a tenth of its
+    visits has a higher mean."""
+    rnd = random.Random(21)
+    seen_unstable = seen_stable = 0
+    for trial in range(12):
+        state = random_position("hex(size=7)", rnd.randrange(0, 6), rnd)
+        if state is None:
+            continue
+        search = rave(seed=trial)
+        result = search.run(state, Stopper(iterations=1500))
+        if result.resolved or any(c.resolved for c in result.children):
+            continue
+        children = [(c[1], c[2]) for c in search._subtree()[2]]
+        visits = sorted((n for n, _ in children), reverse=True)
+        best_n, best_w = max(children, key=lambda c: c[0])
+        unstable = any(n > 0 and n >= 0.1 * best_n and w * best_n > best_w * n
+                       for n, w in children if (n, w) != (best_n, best_w))
+        assert search.root_lead() == (visits[0] - visits[1], unstable)
+        seen_unstable += unstable
+        seen_stable += not unstable
+    assert seen_unstable and seen_stable
+
+
+def test_a_fixed_move_time_is_neither_extended_nor_cut() -> None:
+    state = position("hex(size=9)", ["e5"])
+    search = rave(seed=3)
+    search.run(state, Stopper(iterations=20_000))
+    stopper = Stopper(time=0.1)          # max_time = time: a one-stone byo-yomi
+    result = search.run(state, stopper)
+    assert result.stop_reason == "time"
+    assert stopper.deadline_seconds == pytest.approx(0.1)
+
+
+def test_a_decided_move_stops_early_where_the_clock_keeps_the_time() -> None:
+    """A kept tree whose best child leads by more simulations than the latest deadline
+    leaves room for cannot change its move: under an elastic clock it stops at once.
+    (After e5 d6, 40,000 simulations leave all but about a thousand on one reply.)"""
+    state = position("hex(size=9)", ["e5", "d6"])
+    search = rave(seed=3)
+    search.run(state, Stopper(iterations=40_000))
+    lead, _ = search.root_lead()
+    assert lead > 10_000
+    stopper = Stopper(time=0.15, max_time=0.2)
+    result = search.run(state, stopper)
+    assert result.stop_reason == "decided"
+    assert result.time < 0.15
+    search.stop_decided = False
+    result = search.run(state, Stopper(time=0.15, max_time=0.2))
+    assert result.stop_reason == "time"
+
+
+def test_an_extended_search_keeps_to_the_maximum() -> None:
+    """Unstable or not, an elastic search ends by its target or by its one extension,
+    never past ``max_time``; where it was extended, the deadline is the factor's."""
+    rnd = random.Random(5)
+    for trial in range(4):
+        state = random_position("hex(size=11)", 2 + trial, rnd)
+        assert state is not None
+        search = rave(seed=trial)
+        search.extend_unstable = 2.0
+        search.stop_decided = False
+        stopper = Stopper(time=0.08, max_time=0.3)
+        result = search.run(state, stopper)
+        assert result.stop_reason in ("time", "resolved")
+        assert result.time < 0.3 + 0.05
+        if stopper.deadline_seconds > 0.09:
+            assert stopper.deadline_seconds == pytest.approx(0.16)
+    with pytest.raises(ValueError, match="extend_unstable"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), extend_unstable=0.5)
