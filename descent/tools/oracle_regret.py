@@ -49,6 +49,7 @@ from descent.tools.referee import EngineFailure, EngineProcess, GtpDriver
 
 DIALECTS = ("mohex", "descent")
 SCORE = re.compile(r"^Score\s+([-+0-9.eE]+)", re.M)
+RESIGN = "resign"                    # a candidate that resigns: the mover's value is 0
 GFX_VALUE = re.compile(r"TEXT value ([-+0-9.eE]+)")
 
 
@@ -178,6 +179,8 @@ class Candidate:
         self.driver.set_time(self.movetime)
         reply = self.driver.ask(state, state.current_player(), None, self.movetime)
         move = self.driver.to_kernel(reply)
+        if move == RESIGN:
+            return move
         state.clone().apply_move(move)       # ValueError on an illegal move
         return move
 
@@ -196,6 +199,9 @@ def evaluate(positions: Sequence[Position], candidates: Sequence[Candidate], ora
             out.moves[c.name] = c.choose(state, position.moves)
         judged: dict[str, float | None] = {}
         for move in dict.fromkeys(out.moves.values()):
+            if move == RESIGN:
+                judged[move] = 0.0           # a resignation loses the position
+                continue
             after = state.clone()
             after.apply_move(move)
             v = oracle.value(after, [*position.moves, move])

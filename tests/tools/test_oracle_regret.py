@@ -95,6 +95,26 @@ def test_real_engines_on_4x4_get_the_exact_values_of_their_moves(tmp_path: Path)
             assert o.values["rave"] == o.values["ubfms"]
 
 
+def test_a_candidate_that_resigns_scores_the_loss(tmp_path: Path) -> None:
+    """A resignation is a move a candidate may make: the mover's value is 0, not an
+    error. (On 4x4 after b2 c2 b3 White is lost: our engine with a resign threshold
+    resigns there once its search proves it.)"""
+    records = write_records(tmp_path / "games.jsonl", [
+        ("hex(size=4,swap=false)", ["b2", "c2", "b3", "a4"])])
+    positions = positions_from_records([records], range(3, 4), 0, seed=1)
+    assert len(positions) == 1 and not wins(positions[0].state(), {})
+    resigner = Candidate("quitter@descent:time=0.2,resign_threshold=0.5", "hex(size=4)",
+                         0.2, 30.0)
+    oracle = Oracle(OURS, "descent", 30.0)
+    try:
+        outcomes = evaluate(positions, [resigner], oracle)
+    finally:
+        resigner.close()
+        oracle.close()
+    assert outcomes and all(o.moves["quitter"] == "resign" for o in outcomes)
+    assert all(o.values["quitter"] == 0.0 for o in outcomes)
+
+
 def test_the_command_line_prints_the_table_and_keeps_every_position(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     records = write_records(tmp_path / "games.jsonl",
