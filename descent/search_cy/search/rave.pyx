@@ -127,9 +127,9 @@ DEFAULT_RAVE_PRIOR = 0            # virtual AMAF visits at even odds of every ch
 DEFAULT_PLAIN_EVERY = 0           # one selection in this many ignores RAVE (MoHex: 30; 0: none)
 DEFAULT_EXTEND_UNSTABLE = 1.5     # an unstable search's deadline x this, where the clock allows
 DEFAULT_STOP_DECIDED = True       # stop when the move cannot change, where the clock keeps it
-UNSTABLE_SHARE = 0.1              # a rival's visits, as a share of the best's, to count
-DECIDED_POLL = 16                 # chunks between two checks of a decided move
-DECIDED_AFTER = 0.05              # seconds before the simulation rate is trusted
+cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
+cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
+cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
 cdef double PLAIN_FPU = 0.35       # an unvisited child's mean there (MoHex's first-play urgency)
 SHIPPED = object()                # the pattern weights shipped with the package
 
