@@ -1109,8 +1109,7 @@ cdef class _Tree:
 
 
 cdef int _root_lead(list trees, long long* lead):
-    """The roots' children summed over the trees (their moves agree: every tree expands
-    the same root). Sets ``lead[0]`` to the most visited child's visits less the
+    """The roots' children summed over the trees (matched by move). Sets ``lead[0]`` to the most visited child's visits less the
     runner-up's and returns 1 when the search is unstable: a child with at least
     UNSTABLE_SHARE of the best's visits has a higher mean (MoHex extends when the most
     visited and the best valued children differ; without a share, one lucky visit would
@@ -1118,6 +1117,7 @@ cdef int _root_lead(list trees, long long* lead):
     cdef long long n[MAXCELLS + 1]
     cdef long long w[MAXCELLS + 1]
     cdef int8_t live[MAXCELLS + 1]
+    cdef int16_t slot[MAXCELLS + 1]      # a move's index among the first tree's children
     cdef _Tree t0 = <_Tree>trees[0]
     cdef _Tree t
     cdef Node* root = &t0.nodes[0]
@@ -1127,16 +1127,19 @@ cdef int _root_lead(list trees, long long* lead):
     if count == 0:
         lead[0] = 0
         return 0
+    for j in range(MAXCELLS + 1):
+        slot[j] = -1
     for j in range(count):
         n[j] = 0
         w[j] = 0
         live[j] = t0.child_proven(t0.children + root.first + j) >= 0
+        slot[t0.children[root.first + j].move] = j
     for t in trees:
-        # the trees' roots list the same children in the same order
-        for j in range(min(count, t.nodes[0].count)):
+        for j in range(t.nodes[0].count):
             ch = t.children + t.nodes[0].first + j
-            n[j] += ch.n
-            w[j] += ch.w
+            if slot[ch.move] >= 0:
+                n[slot[ch.move]] += ch.n
+                w[slot[ch.move]] += ch.w
     for j in range(count):
         if not live[j]:
             continue
