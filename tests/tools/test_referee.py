@@ -46,9 +46,9 @@ def test_a_canadian_block_is_the_engines_to_share(tmp_path) -> None:
     import json
 
     logs = [tmp_path / "block.log", tmp_path / "byoyomi.log"]
-    commands = tuple(f'{OURS} --game "hex(size=5)" --seed {i} --log-level info '
-                     f'--log-file {log}'.replace("--nodes-per-second 20000", "")
-                     for i, log in enumerate(logs))
+    # on the real clock (not nodes-as-time, which turns budgets into node counts)
+    commands = tuple(f'{PY} -m descent play --hash-mb 16 --game "hex(size=5)" --seed {i} '
+                     f'--log-level info --log-file {log}' for i, log in enumerate(logs))
     record = play_game("hex(size=5)", commands, seed=3, movetime=0.05, stones=(10, 1))
     assert record.reason == "normal", record.detail
     assert record.stones == [10, 1]
