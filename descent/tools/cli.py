@@ -154,6 +154,9 @@ COMMANDS: dict[str, Command] = {
                         "fitted on them", *_lazy("descent.tools.patterns", "configure", "run")),
     "swapmap": Command("Hex swap decisions: rave self-play from every first stone, and the "
                        "map of which to swap", *_lazy("descent.tools.swapmap", "configure", "run")),
+    "distill": Command("Hex value network taught by rave: positions of recorded games "
+                       "valued by the search, and the network fitted on them",
+                       *_lazy("descent.tools.distill", "configure", "run")),
     "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
                     "hill climbing, genetic algorithm)",
                     *_lazy("descent.tools.tune", "configure", "run")),
