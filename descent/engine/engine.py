@@ -172,9 +172,34 @@ class Engine:
             params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
                                   terminal=terminal, max_plies=max_plies,
                                   threads=settings.threads, gather=scoring["on_gpu"])
-            built.update(search_name=search_name,
-                         search=make_search(search_name, evaluator, params))
+            if search_name == "rave" and network:
+                built.update(search_name=search_name,
+                             search=self._rave_with_value(evaluator, settings, game))
+            else:
+                built.update(search_name=search_name,
+                             search=make_search(search_name, evaluator, params))
         return built
+
+    @staticmethod
+    def _rave_with_value(network: Evaluator, settings: Settings, game: Game) -> Any:
+        """``rave`` with a model: the search keeps the Hex heuristic's knowledge and its
+        playouts, and the network, valued in C, gives the children of every node it
+        reaches enough visits virtual visits at its odds (RaveSearch.value)."""
+        from descent.search_cy.eval.heuristics import heuristic_for
+        from descent.search_cy.search.evaluator import HeuristicEvaluator
+
+        if not isinstance(network, HeuristicEvaluator) or network.lo < -1.0 - 1e-9 \
+                or network.hi > 1.0 + 1e-9:
+            raise EngineError("rave reads a value network in C, position by position: it "
+                              "needs an mlp model valued by the gain (descent distill fit "
+                              "--preset mlp) on the native or auto backend")
+        prototype = game.new_initial_state()
+        params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
+                              threads=settings.threads)
+        search = make_search("rave", heuristic_for(prototype, settings.heuristic or None,
+                                                   settings.heuristic_weights), params)
+        search.impl.value = network  # type: ignore[attr-defined]
+        return search
 
     def _commit(self, built: dict[str, Any]) -> None:
         for name, value in built.items():

@@ -57,3 +57,25 @@ def test_engine_plays_an_mlp_model_with_the_native_evaluator(game: str,
     d = e.think(Limits(depth=2))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert e.evaluator.positions > 0
+
+
+def test_rave_with_an_mlp_model_keeps_its_knowledge_and_reads_the_network(
+        hex5_model: Path, tmp_path: Path) -> None:
+    from descent.nets.arch import preset
+    from descent.nets.modelfile import make_model
+    from descent.search_cy.eval.hex_eval import HexVCEvaluator
+    from descent.search_cy.eval.mlp_eval import MLPEvaluator
+
+    game = "hex(size=5)"
+    path = save_model(make_model(game, preset("hex", "mlp"), seed=3), tmp_path / "mlp.dnet")
+    e = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1))
+    rave = e.search.impl
+    assert isinstance(rave.value, MLPEvaluator) and isinstance(rave.evaluator, HexVCEvaluator)
+    d = e.think(Limits(iterations=400))
+    assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
+    assert rave.value.positions > 0          # the root's children, valued in C
+    # a convolutional network cannot be read inside the simulations: refused by name
+    from descent.engine.engine import EngineError
+
+    with pytest.raises(EngineError, match="mlp model"):
+        Engine(Settings(game=game, model=str(hex5_model), search="rave", hash_mb=16))

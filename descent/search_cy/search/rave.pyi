@@ -7,7 +7,7 @@ from typing_extensions import disjoint_base
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.search.evaluator import Evaluator, HeuristicEvaluator
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 
@@ -27,6 +27,8 @@ DEFAULT_RAVE_PRIOR: int
 DEFAULT_PLAIN_EVERY: int
 DEFAULT_EXTEND_UNSTABLE: float
 DEFAULT_STOP_DECIDED: bool
+DEFAULT_VALUE_AT: int
+DEFAULT_VALUE_VISITS: int
 SHIPPED: object
 
 @disjoint_base
@@ -52,6 +54,9 @@ class RaveSearch:
     plain_every: int
     extend_unstable: float
     stop_decided: bool
+    value: HeuristicEvaluator | None
+    value_at: int
+    value_visits: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -61,7 +66,8 @@ class RaveSearch:
                  vc_at: int = ...,
                  vcm_bonus: float = ..., rave_prior: int = ...,
                  plain_every: int = ..., extend_unstable: float = ...,
-                 stop_decided: bool = ...) -> None: ...
+                 stop_decided: bool = ..., value: HeuristicEvaluator | None = ...,
+                 value_at: int = ..., value_visits: int = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

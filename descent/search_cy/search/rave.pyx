@@ -86,7 +86,7 @@ from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.search.stopper cimport (
     Stopper, STOP_RESOLVED, STOP_NONE, STOP_TIME, STOP_DECIDED)
 from descent.search_cy.search.evaluator cimport (
-    Evaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
+    Evaluator, HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
 from descent.search_cy.games.hex_patterns import shipped_weights
 from descent.search_cy.games.hex_swap import shipped_swap_map
@@ -109,6 +109,7 @@ cdef enum:
     KNOWN_GREEDY = 1      # Node.known: the evaluator's knowledge was applied
     KNOWN_VC = 2          # Node.known: H-search's knowledge was applied
     KNOWN_VCM = 4         # Node.known: and its VC maintenance, with the children visited
+    KNOWN_VALUE = 8       # Node.known: the value network's virtual visits were given
 
 # defaults measured on Hex 11x11 (RESULTS.md, eleventh session)
 DEFAULT_RAVE_K = 1000.0
@@ -127,6 +128,8 @@ DEFAULT_RAVE_PRIOR = 0            # virtual AMAF visits at even odds of every ch
 DEFAULT_PLAIN_EVERY = 0           # one selection in this many ignores RAVE (MoHex: 30; 0: none)
 DEFAULT_EXTEND_UNSTABLE = 1.5     # an unstable search's deadline x this, where the clock allows
 DEFAULT_STOP_DECIDED = True       # stop when the move cannot change, where the clock keeps it
+DEFAULT_VALUE_AT = 20             # a value network's word on the children of nodes this visited
+DEFAULT_VALUE_VISITS = 8          # ... as this many virtual visits at the network's odds
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -209,6 +212,9 @@ cdef class _Tree:
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
     cdef HexState pos                 # the root position, moved along a path for knowledge
+    cdef HeuristicEvaluator value     # a value network (C) valuing children at value_at visits
+    cdef int value_at, value_visits
+    cdef bint use_value
     cdef int8_t* keep
     cdef bint use_know
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
@@ -258,6 +264,9 @@ cdef class _Tree:
         self.root_pblk = <double*>malloc(2 * self.nblk * sizeof(double))
         self.know = None
         self.pos = None
+        self.value = None
+        self.value_at = 0
+        self.value_visits = 0
         self.know_at = DEFAULT_KNOW_AT
         self.vc = None
         self.vc_at = 0
@@ -463,7 +472,8 @@ cdef class _Tree:
             self.root_last = s.hist_action[s.nhist - 1]
         self.use_know = self.know is not None and self.know_at > 0
         self.use_vc = self.vc is not None and self.vc_at > 0 and self.vc.n == s.n
-        self.pos = <HexState>s.c_clone() if self.use_know else None
+        self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
+        self.pos = <HexState>s.c_clone() if self.use_know or self.use_value else None
         if self.pp and self.pat is not None:
             self._pp_init(self.root_board)
             memcpy(self.root_pkey, self.pkey, 4 * self.ncells * sizeof(int32_t))
@@ -554,6 +564,37 @@ cdef class _Tree:
         for i in range(depth):
             self.pos.c_undo()
         self._apply_knowledge(idx, code, False)
+
+    cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
+        """The value network's word on the children of node idx (reached by the first
+        ``depth`` moves of the path, ``side`` to move): each child searched or not gets
+        ``value_visits`` virtual visits won at the network's odds for the player to move
+        (Gelly and Silver's prior knowledge, with a network as the prior). The swap and
+        pruned children are left alone; a child that ends the game needs no word."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef int i
+        cdef double v, q
+        nd.known |= KNOWN_VALUE
+        if nd.first < 0:
+            return
+        for i in range(depth):
+            self.pos.c_apply(self.children[self.path_child[i]].move)
+        ch = self.children + nd.first
+        for i in range(nd.count):
+            if ch[i].pruned == INFERIOR or ch[i].pruned == LOST_BY_KNOWLEDGE \
+                    or ch[i].move == self.ncells:
+                continue
+            self.pos.c_apply(ch[i].move)
+            if not self.pos.c_terminal():
+                v = self.value.c_heuristic(self.pos)
+                q = 0.5 * (1.0 + v) if side == 0 else 0.5 * (1.0 - v)
+                q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
+                ch[i].n += self.value_visits
+                ch[i].w += <int32_t>(q * self.value_visits + 0.5)
+            self.pos.c_undo()
+        for i in range(depth):
+            self.pos.c_undo()
 
     cdef void _apply_knowledge(self, int32_t idx, int code, bint keep_inferior) noexcept nogil:
         """A KNOW_* code at node idx: a proven win or loss (not at the root, which needs
@@ -933,6 +974,8 @@ cdef class _Tree:
                 if nd.proven != 0:
                     proven_winner = side if nd.proven == 1 else 1 - side
                     break
+            if self.use_value and nd.visits >= self.value_at and not (nd.known & KNOWN_VALUE):
+                self._value_prior(idx, depth, side)
             if nd.count == 0:
                 break                     # cannot happen before the end: a full board is won
             leaf = -1
@@ -1167,6 +1210,7 @@ cdef class RaveSearch:
     cdef readonly list trees
     cdef list history                 # the moves to the last root searched
     cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
+    cdef object _spawned_from         # the value network the trees' copies were made of
     cdef public double K, exploration, progressive_bias, prune_ratio
     cdef public int expand_at, know_at, vc_at
     cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
@@ -1180,6 +1224,9 @@ cdef class RaveSearch:
     cdef public int plain_every         # one selection in this many ignores RAVE (0: none)
     cdef public double extend_unstable  # an unstable search's deadline x this (1: never)
     cdef public bint stop_decided       # stop once the move cannot change
+    cdef public HeuristicEvaluator value  # a value network in C (an mlp model), or None
+    cdef public int value_at            # its word on the children of nodes this visited
+    cdef public int value_visits        # ... as this many virtual visits (0: none)
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -1192,7 +1239,8 @@ cdef class RaveSearch:
                  double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR,
                  int plain_every=DEFAULT_PLAIN_EVERY,
                  double extend_unstable=DEFAULT_EXTEND_UNSTABLE,
-                 bint stop_decided=DEFAULT_STOP_DECIDED):
+                 bint stop_decided=DEFAULT_STOP_DECIDED, HeuristicEvaluator value=None,
+                 int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -1217,6 +1265,11 @@ cdef class RaveSearch:
             raise ValueError("extend_unstable must be >= 1 (1: never extend)")
         self.extend_unstable = extend_unstable
         self.stop_decided = stop_decided
+        if value_at < 1 or value_visits < 0:
+            raise ValueError("value_at must be >= 1 and value_visits >= 0 (0: no value network)")
+        self.value = value
+        self.value_at = value_at
+        self.value_visits = value_visits
         self.evaluator = evaluator
         self.params = params
         self.trees = []
@@ -1278,6 +1331,13 @@ cdef class RaveSearch:
                     t.know = self.evaluator if i == 0 else self.evaluator.spawn()
                 except TypeError:
                     t.know = None         # an evaluator that cannot be duplicated
+            self._spawned_from = None     # new trees: their value networks are to give
+        if self._spawned_from is not self.value:
+            # the first tree values with the network itself, the others with copies
+            self._spawned_from = self.value
+            for i, t in enumerate(self.trees):
+                t.value = None if self.value is None else \
+                    self.value if i == 0 else self.value.spawn()
         cdef uint64_t seed
         cdef HexPatterns pat = None
         if self.pattern_weights is not None and self.progressive_bias > 0.0:
@@ -1309,6 +1369,8 @@ cdef class RaveSearch:
             t.vcm_bonus = self.vcm_bonus
             t.rave_prior = self.rave_prior
             t.plain_every = self.plain_every
+            t.value_at = self.value_at
+            t.value_visits = self.value_visits
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:

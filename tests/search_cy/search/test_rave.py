@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
@@ -88,19 +89,25 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
 
 
 @pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm", "rave_prior",
-                          "plain"),
-                         [(0.0, True, False, 0, 0.0, 0, 0), (0.5, True, False, 0, 0.0, 0, 0),
-                          (0.0, False, False, 0, 0.0, 0, 0), (0.0, True, True, 0, 0.0, 0, 0),
-                          (0.0, True, False, 4, 0.0, 0, 0), (0.0, False, False, 1, 0.0, 0, 0),
-                          (0.5, True, False, 4, 3.0, 0, 0), (0.0, True, "node", 0, 0.0, 0, 0),
-                          (0.0, True, False, 4, 3.0, 8, 3)])
+                          "plain", "value"),
+                         [(0.0, True, False, 0, 0.0, 0, 0, 0),
+                          (0.5, True, False, 0, 0.0, 0, 0, 0),
+                          (0.0, False, False, 0, 0.0, 0, 0, 0),
+                          (0.0, True, True, 0, 0.0, 0, 0, 0),
+                          (0.0, True, False, 4, 0.0, 0, 0, 0),
+                          (0.0, False, False, 1, 0.0, 0, 0, 0),
+                          (0.5, True, False, 4, 3.0, 0, 0, 0),
+                          (0.0, True, "node", 0, 0.0, 0, 0, 0),
+                          (0.0, True, False, 4, 3.0, 8, 3, 0),
+                          (0.0, True, False, 4, 0.0, 0, 0, 50)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
-        rave_prior: int, plain: int) -> None:
+        rave_prior: int, plain: int, value: int) -> None:
     # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
-    # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits and
-    # selections that ignore RAVE must never make a proof wrong
+    # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
+    # selections that ignore RAVE and a value network's virtual visits (the two-distance
+    # heuristic standing in for one, with many visits) must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -117,6 +124,10 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search.vcm_bonus = vcm
         search.rave_prior = rave_prior
         search.plain_every = plain
+        if value:
+            search.value = heuristic_for(state, "two_distance")
+            search.value_at = 3
+            search.value_visits = value
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, bool] = {}
         if result.resolved:
@@ -150,6 +161,47 @@ def test_every_child_starts_with_the_virtual_amaf_visits() -> None:
         assert all(c[4] - prior // 2 in (0, c[3] - prior) for c in children)
     with pytest.raises(ValueError, match="even"):
         RaveSearch(ZeroEvaluator(), SearchParams(), rave_prior=3)
+
+
+def test_a_value_network_gives_each_child_virtual_visits_at_its_odds() -> None:
+    state = position("hex(size=5)", ["c3", "b4"])
+    value = heuristic_for(state, "two_distance")        # a C evaluator standing in for one
+    mover = state.current_player()
+    for visits in (0, 1000):
+        search = rave(seed=5)
+        search.pattern_weights = None
+        search.value = value
+        search.value_at = 4
+        search.value_visits = visits
+        # the root is expanded at once and valued at its 4th visit: simulations 5 and 6
+        # run with the network's visits in place
+        search.run(state, Stopper(iterations=6))
+        children = [c for c in search._subtree()[2] if c[5] == 0]
+        if not visits:
+            assert sum(c[1] for c in children) <= 6
+            continue
+        assert len(children) >= 10
+        for move, n, w, *_ in children:
+            state.apply_action(move)
+            v = float(value.evaluate([state])[0])          # player 0's view
+            state.undo()
+            odds = 0.5 * (1.0 + v) if mover == 0 else 0.5 * (1.0 - v)
+            assert visits <= n <= visits + 6
+            assert abs(w - round(odds * visits)) <= n - visits
+    with pytest.raises(ValueError, match="value_at"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), value_at=0)
+
+
+def test_the_value_network_is_deterministic_by_seed_and_moves_the_search() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    runs = []
+    for visits in (0, 16, 16):
+        search = rave(seed=9)
+        search.value = heuristic_for(state, "two_distance")
+        search.value_visits = visits
+        search.run(state, Stopper(iterations=3000))
+        runs.append([(c[0], c[1]) for c in search._subtree()[2]])
+    assert runs[1] == runs[2] and runs[0] != runs[1]
 
 
 def test_selections_without_rave_are_deterministic_by_seed_and_change_the_search() -> None:
