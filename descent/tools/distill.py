@@ -30,7 +30,7 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +118,7 @@ def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[s
     state = make_game(spec).new_initial_state()
     search = make_search("rave", heuristic_for(state), SearchParams(seed=seed, hash_mb=64))
     rows = []
+    on_record = set(game.moves[:k] for k in range(len(game.moves) + 1))
     for prefix in positions(game, every, min_ply, branch, rng):
         state = make_game(spec).new_initial_state()
         for action in prefix:
@@ -125,8 +126,71 @@ def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[s
         result = search.run(state, Stopper(iterations=sims))
         rows.append({"game": index, "size": game.size, "moves": list(prefix),
                      "value": round(float(result.value), 5), "sims": sims,
-                     "proven": bool(result.resolved)})
+                     "proven": bool(result.resolved), "branch": prefix not in on_record})
     return rows
+
+
+def selfplay_game(task: tuple[int, int, int, int, float, int]) -> list[dict[str, Any]]:
+    """The labelled positions of one ``rave`` self-play game (a module-level function for
+    the pool): a random first stone, moves drawn by visits squared for the first
+    OPENING_PLIES plies, then the search's choice; every position searched is labelled
+    with that search's value, and with probability ``branch`` also the position after a
+    uniformly random move (valued by a search of its own)."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.games.registry import make_game
+    from descent.search_cy.search.api import SearchParams, make_search
+    from descent.search_cy.search.stopper import Stopper
+    from descent.tools.patterns import OPENING_PLIES
+
+    index, size, sims, min_ply, branch, seed = task
+    rng = random.Random(seed)
+    state = make_game(f"hex(size={size})").new_initial_state()
+    search = make_search("rave", heuristic_for(state), SearchParams(seed=seed, hash_mb=64))
+    side = make_search("rave", heuristic_for(state), SearchParams(seed=seed + 1, hash_mb=64))
+    moves = [rng.randrange(size * size)]
+    state.apply_action(moves[0])
+    rows: list[dict[str, Any]] = []
+
+    def row(prefix: list[int], value: float, proven: bool, branch: bool) -> dict[str, Any]:
+        return {"game": index, "size": size, "moves": list(prefix), "value": round(value, 5),
+                "sims": sims, "proven": proven, "branch": branch}
+
+    while not state.is_terminal():
+        result = search.run(state, Stopper(iterations=sims))
+        if len(moves) >= min_ply:
+            rows.append(row(moves, float(result.value), bool(result.resolved), False))
+            if branch > 0.0 and rng.random() < branch:
+                legal = state.legal_actions()
+                extra = legal[rng.randrange(len(legal))]
+                state.apply_action(extra)
+                if not state.is_terminal():
+                    other = side.run(state, Stopper(iterations=sims))
+                    rows.append(row(moves + [extra], float(other.value), bool(other.resolved),
+                                    True))
+                state.undo()
+        seen = [(c.action, c.visits) for c in result.children if c.visits > 0]
+        if len(moves) < OPENING_PLIES and not result.resolved and seen:
+            action = rng.choices([a for a, _ in seen], weights=[n * n for _, n in seen])[0]
+        else:
+            action = result.action
+        state.apply_action(action)
+        moves.append(action)
+    return rows
+
+
+def selfplay(out: Path, games: int, sims: int, *, size: int = 11, min_ply: int = 1,
+             branch: float = 0.5, seed: int = 1, jobs: int = 1) -> int:
+    """Appends the labels of ``games`` new ``rave`` self-play games to ``out`` (game ``i``
+    with seed ``seed * 1000 + i``; games already in ``out`` are not played again);
+    returns the number of positions written. Blocks."""
+    if games < 1 or sims < 1 or min_ply < 0 or not 0.0 <= branch <= 1.0 or jobs < 1 \
+            or not 2 <= size <= 25:
+        raise ValueError("selfplay needs games, sims, jobs >= 1, min_ply >= 0, "
+                         "0 <= branch <= 1 and a size in 2..25")
+    done = labelled_games(out)
+    tasks = [(i, size, sims, min_ply, branch, seed * 1000 + i)
+             for i in range(games) if i not in done]
+    return _append(out, selfplay_game, tasks, jobs)
 
 
 def labelled_games(out: Path) -> set[int]:
@@ -149,26 +213,31 @@ def label(records: Sequence[Path], out: Path, sims: int, *, every: int = 1, min_
     done = labelled_games(out)
     tasks = [(i, g, sims, every, min_ply, branch, seed * 1000 + i)
              for i, g in enumerate(games) if i not in done]
+    return _append(out, label_game, tasks, jobs)
+
+
+def _append(out: Path, work: Callable[[Any], list[dict[str, Any]]], tasks: Sequence[Any],
+            jobs: int) -> int:
+    """Appends the rows of ``work(task)`` for every task, in task order, each task's rows
+    written (and flushed) when it is done; ``jobs`` > 1 in that many processes."""
     written = 0
     with open(out, "a") as f:
+        def write(rows: list[dict[str, Any]]) -> None:
+            nonlocal written
+            f.write("".join(json.dumps(row) + "\n" for row in rows))
+            f.flush()
+            written += len(rows)
+
         if jobs <= 1:
-            results: Iterable[list[dict[str, Any]]] = map(label_game, tasks)
-            for rows in results:
-                written += _write(f, rows)
+            for task in tasks:
+                write(work(task))
         else:
             import multiprocessing
 
             with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-                for rows in pool.imap(label_game, tasks):
-                    written += _write(f, rows)
+                for rows in pool.imap(work, tasks):
+                    write(rows)
     return written
-
-
-def _write(f: Any, rows: list[dict[str, Any]]) -> int:
-    for row in rows:
-        f.write(json.dumps(row) + "\n")
-    f.flush()
-    return len(rows)
 
 
 @dataclass
@@ -184,11 +253,13 @@ class Labels:
 def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """The rows of labels files; a row without a size, moves or value is a ValueError."""
     rows = []
+    sources = {path: k for k, path in enumerate(paths)}
     for path, number, row in read_jsonl(paths):
         try:
             int(row["size"]), list(row["moves"]), float(row["value"]), int(row["game"])  # noqa: B018
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{path}:{number}: not a label ({e})") from None
+        row["source"] = sources[path]      # game indices count per file
         rows.append(row)
     if not rows:
         raise ValueError("no labelled positions in " + ", ".join(map(str, paths)))
@@ -251,10 +322,14 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
         raise ValueError("fit needs steps >= 1, batch_size >= 1 and 0 <= holdout < 1")
     spec = f"hex(size={int(rows[0]['size'])})"
     game = make_game(spec)
-    ids = sorted({int(r["game"]) for r in rows})
+    def game_of(row: dict[str, Any]) -> tuple[int, int]:
+        return int(row["game"]), int(row.get("source", 0))
+
+    # the newest games of every file are held out alike
+    ids = sorted({game_of(r) for r in rows})
     kept = set(ids[:max(1, int(round(len(ids) * (1.0 - holdout))))]) if holdout else set(ids)
-    train = encode([r for r in rows if int(r["game"]) in kept])
-    test_rows = [r for r in rows if int(r["game"]) not in kept]
+    train = encode([r for r in rows if game_of(r) in kept])
+    test_rows = [r for r in rows if game_of(r) not in kept]
     test = encode(test_rows, symmetries=False) if test_rows else None
     torch.manual_seed(seed)
     learner = Learner(game, preset, reinforcement_for(game.new_initial_state(), "gain"),
@@ -303,6 +378,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     a.add_argument("--games", type=int, default=0, help="only the first N games (0: all)")
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("-j", "--jobs", type=int, default=1, help="games labelled at once")
+    s = sub.add_parser("selfplay", help="rave self-play games, every position labelled by "
+                                        "its own search (JSONL)")
+    s.add_argument("out", type=Path, help="labels file to append to (JSONL)")
+    s.add_argument("--games", type=int, default=100)
+    s.add_argument("--size", type=int, default=11)
+    s.add_argument("--sims", type=int, default=2000, help="rave simulations a move")
+    s.add_argument("--min-ply", type=int, default=1, help="first ply labelled")
+    s.add_argument("--branch", type=float, default=0.5,
+                   help="chance of also labelling the position after a random move")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
     f = sub.add_parser("fit", help="train a value network on labels")
     f.add_argument("labels", type=Path, nargs="+", help="labels files (JSONL)")
     f.add_argument("out", type=Path, help="model file to write (.dnet)")
@@ -318,6 +404,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "selfplay":
+        written = selfplay(args.out, args.games, args.sims, size=args.size,
+                           min_ply=args.min_ply, branch=args.branch, seed=args.seed,
+                           jobs=args.jobs)
+        print(f"{written} positions labelled into {args.out}")
+        return 0
     if args.action == "label":
         written = label(args.records, args.out, args.sims, every=args.every,
                         min_ply=args.min_ply, branch=args.branch, seed=args.seed,

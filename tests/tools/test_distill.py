@@ -16,7 +16,16 @@ import pytest
 from descent.nets.encoding import encode_batch
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
-from descent.tools.distill import Game, encode, fit, label, positions, read_games, read_labels
+from descent.tools.distill import (
+    Game,
+    encode,
+    fit,
+    label,
+    positions,
+    read_games,
+    read_labels,
+    selfplay,
+)
 
 
 def solve(state: GameState, memo: dict[int, float]) -> float:
@@ -95,6 +104,7 @@ def test_labels_resume_do_not_depend_on_jobs_and_proofs_are_exact(tmp_path: Path
     assert one.read_text() == two.read_text()
     rows = read_labels([one])
     assert sorted({r["game"] for r in rows}) == [0, 1, 2, 3]
+    assert any(r["branch"] for r in rows) and not all(r["branch"] for r in rows)
     memo: dict[int, float] = {}
     proven = 0
     for row in rows:
@@ -106,6 +116,35 @@ def test_labels_resume_do_not_depend_on_jobs_and_proofs_are_exact(tmp_path: Path
             proven += 1
             assert row["value"] == solve(state, memo)
     assert proven >= 5
+
+
+def test_selfplay_labels_each_searched_position_and_resumes(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert selfplay(one, 2, 300, size=4, seed=3) > 0
+    assert selfplay(one, 3, 300, size=4, seed=3) > 0                 # game 2 only
+    assert selfplay(one, 3, 300, size=4, seed=3) == 0
+    selfplay(two, 3, 300, size=4, seed=3, jobs=2)
+    assert one.read_text() == two.read_text()
+    rows = read_labels([one])
+    games: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        games.setdefault(row["game"], []).append(row)
+    assert sorted(games) == [0, 1, 2]
+    memo: dict[int, float] = {}
+    for played in games.values():
+        # the game's own positions, one a ply, and branches one random move off them
+        on_record = [r["moves"] for r in played if not r["branch"]]
+        longest = on_record[-1]
+        assert on_record == [longest[:k] for k in range(1, len(longest) + 1)]
+        assert any(r["branch"] for r in played)
+        for row in played:
+            assert row["moves"][:-1] == longest[:len(row["moves"]) - 1]
+            state = make_game("hex(size=4)").new_initial_state()
+            for action in row["moves"]:
+                state.apply_action(action)
+            assert not state.is_terminal()
+            if row["proven"]:
+                assert row["value"] == solve(state, memo)
 
 
 def test_encode_turns_the_value_with_the_colours() -> None:
