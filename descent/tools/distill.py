@@ -19,9 +19,21 @@ and on-record positions alone never show them), and writes each with ``rave``'s 
 proven): one JSON line a position, appended, so a stopped run resumes where it stopped.
 Game ``i`` is labelled with seed ``seed * 1000 + i`` whatever ``-j``.
 
+``selfplay`` plays ``rave`` against itself at ``--sims`` simulations a move and labels every
+position it searches with that search's value (and the same ``--branch`` positions).
+
 ``fit`` trains a fresh network of a preset on the labels (every symmetry of each position,
-the value's sign turned where a symmetry swaps the colours), holds the newest games out,
-and writes a model file whose value convention is the plain gain (tanh in [-1, 1]).
+the value's sign turned where a symmetry swaps the colours), holds the newest games of
+each file out, and writes a model file whose value convention is the plain gain (tanh in
+[-1, 1]).
+
+The labels kept in ``nets/distill/`` (RESULTS.md, twenty-second session) are, bit for bit::
+
+    descent distill label nets/patterns/hex11-rave-selfplay.jsonl.xz \
+        nets/patterns/hex11-rave-selfplay-round4.jsonl.xz records-2000.jsonl --sims 2000 -j 2
+    descent distill selfplay selfplay-2000.jsonl --games 931 --sims 2000 --seed 22 -j 2
+
+and a later session grows them with more ``selfplay`` games (another ``--seed``).
 """
 
 from __future__ import annotations
