@@ -52,8 +52,6 @@ import numpy.typing as npt
 
 from descent.tools.patterns import read_jsonl
 
-CHUNK_STEPS = 64      # minibatches encoded at once
-
 
 @dataclass(frozen=True)
 class Game:
@@ -327,6 +325,7 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
 
     from descent.nets.learn.heuristics import reinforcement_for
     from descent.nets.learn.network import Learner
+    from descent.nets.learn.refit import supervised_steps
     from descent.nets.modelfile import save_model
     from descent.search_cy.games.registry import make_game
 
@@ -349,14 +348,9 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
                       device="cpu", threads=threads)
     learner.training_only()
     rng = np.random.default_rng(seed)
-    losses: list[float] = []
+    losses = supervised_steps(learner, lambda index: train.planes[index], train.values, steps,
+                              batch_size, rng, progress)
     n = len(train.values)
-    while learner.steps < steps:
-        count = min(CHUNK_STEPS, steps - learner.steps) * batch_size
-        index = rng.integers(0, n, size=count)
-        losses.append(learner.fit(train.planes[index], train.values[index], rng, batch_size))
-        if progress is not None:
-            progress(learner.steps, steps, losses[-1])
     mse = variance = correlation = float("nan")
     if test is not None:
         mse = learner.loss(test.planes, test.values)

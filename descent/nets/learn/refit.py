@@ -17,6 +17,7 @@ Deterministic for a seed: a fixed number of steps, seeded sampling and initial w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,23 @@ class PackedRows:
 
     def planes(self, index: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         return stored_rows(self.rows, index, self.shape)
+
+
+def supervised_steps(learner: Learner,
+                     planes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float32]],
+                     values: npt.NDArray[np.float32], steps: int, batch_size: int,
+                     rng: np.random.Generator, progress: Any = None) -> list[float]:
+    """Adam steps on minibatches drawn uniformly (with replacement) from ``values`` and the
+    ``planes`` of their indices, until ``learner`` has made ``steps``; CHUNK_STEPS
+    minibatches are unpacked at once. Returns the mean loss of each chunk. Blocks."""
+    losses: list[float] = []
+    while learner.steps < steps:
+        count = min(CHUNK_STEPS, steps - learner.steps) * batch_size
+        index = rng.integers(0, len(values), size=count)
+        losses.append(learner.fit(planes(index), values[index], rng, batch_size))
+        if progress is not None:
+            progress(learner.steps, steps, losses[-1])
+    return losses
 
 
 def trained_games(games: int, holdout: float) -> int:
@@ -104,14 +122,9 @@ def refit(run_dir: str | Path, preset: str, *, steps: int = 30000, batch_size: i
     learner = make(preset, seed)
     learner.training_only()
     rng = np.random.default_rng(seed)
-    losses: list[float] = []
+    losses = supervised_steps(learner, train.planes, train.values, steps, batch_size, rng,
+                              progress)
     n = len(train.values)
-    while learner.steps < steps:
-        count = min(CHUNK_STEPS, steps - learner.steps) * batch_size
-        index = rng.integers(0, n, size=count)
-        losses.append(learner.fit(train.planes(index), train.values[index], rng, batch_size))
-        if progress is not None:
-            progress(learner.steps, steps, losses[-1])
 
     def holdout_mse(net: Learner) -> float:
         if test is None:
