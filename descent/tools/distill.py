@@ -23,9 +23,9 @@ Game ``i`` is labelled with seed ``seed * 1000 + i`` whatever ``-j``.
 position it searches with that search's value (and the same ``--branch`` positions).
 
 ``fit`` trains a fresh network of a preset on the labels (every symmetry of each position,
-the value's sign turned where a symmetry swaps the colours), holds the newest games of
-each file out, and writes a model file whose value convention is the plain gain (tanh in
-[-1, 1]).
+the value's sign turned where a symmetry swaps the colours), holds out the games of the
+highest indices (in every file alike), and writes a model file whose value convention is
+the plain gain (tanh in [-1, 1]); ``--skip-proven`` fits the undecided positions only.
 
 The labels kept in ``nets/distill/`` (RESULTS.md, twenty-second session) are, bit for bit::
 
@@ -317,10 +317,12 @@ class FitReport:
 def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
         steps: int = 20000, batch_size: int = 256, holdout: float = 0.05, seed: int = 1,
         lr: float = 1e-3, weight_decay: float = 1e-4, threads: int = 1,
-        progress: Any = None) -> FitReport:
+        skip_proven: bool = False, progress: Any = None) -> FitReport:
     """Trains a fresh ``preset`` network on labelled rows (the newest ``holdout`` share of
     the games kept out) and writes it to ``out``. Blocks (minutes). Deterministic for a
-    seed at one thread (``threads`` > 1: PyTorch's intra-op threads)."""
+    seed at one thread (``threads`` > 1: PyTorch's intra-op threads). ``skip_proven``
+    leaves out the positions their search proved (a search proves those itself: the
+    network's capacity goes to the undecided ones)."""
     import torch
 
     from descent.nets.learn.heuristics import reinforcement_for
@@ -331,12 +333,16 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
 
     if steps < 1 or batch_size < 1 or not 0.0 <= holdout < 1.0:
         raise ValueError("fit needs steps >= 1, batch_size >= 1 and 0 <= holdout < 1")
+    if skip_proven:
+        rows = [r for r in rows if not r.get("proven")]
+        if not rows:
+            raise ValueError("every labelled position is proven: nothing to fit")
     spec = f"hex(size={int(rows[0]['size'])})"
     game = make_game(spec)
     def game_of(row: dict[str, Any]) -> tuple[int, int]:
         return int(row["game"]), int(row.get("source", 0))
 
-    # the newest games of every file are held out alike
+    # the games of the highest indices are held out, in every file alike
     ids = sorted({game_of(r) for r in rows})
     kept = set(ids[:max(1, int(round(len(ids) * (1.0 - holdout))))]) if holdout else set(ids)
     train = encode([r for r in rows if game_of(r) in kept])
@@ -363,7 +369,7 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
     sims = sorted({int(r.get("sims", 0)) for r in rows})
     note = (f"descent distill fit: {preset} on {len(rows)} positions of {len(ids)} games "
             f"labelled by rave at {'/'.join(map(str, sims))} simulations, {steps} steps of "
-            f"{batch_size}, seed {seed}")
+            f"{batch_size}, seed {seed}{', unproven positions only' if skip_proven else ''}")
     save_model(learner.export(games=len(kept), seed=seed, note=note), out)
     return FitReport(train_positions=n, holdout_positions=0 if test is None else len(test.values),
                      steps=steps, holdout_mse=mse, holdout_variance=variance,
@@ -407,6 +413,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     f.add_argument("--weight-decay", type=float, default=1e-4)
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--threads", type=int, default=1, help="PyTorch threads")
+    f.add_argument("--skip-proven", action="store_true",
+                   help="leave out the positions their search proved")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -425,7 +433,8 @@ def run(args: argparse.Namespace) -> int:
     rows = read_labels(args.labels)
     report = fit(rows, args.out, args.preset, steps=args.steps, batch_size=args.batch_size,
                  holdout=args.holdout, seed=args.seed, lr=args.lr,
-                 weight_decay=args.weight_decay, threads=args.threads)
+                 weight_decay=args.weight_decay, threads=args.threads,
+                 skip_proven=args.skip_proven)
     print(f"trained on {report.train_positions} encoded positions, {report.steps} steps; "
           f"loss {report.losses[0]:.4f} -> {report.losses[-1]:.4f}")
     if report.holdout_positions:

@@ -179,6 +179,19 @@ def test_fit_then_the_model_file_values_its_positions(tmp_path: Path) -> None:
     assert report.holdout_positions > 0 and report.holdout_mse < report.holdout_variance
     model = load_model(out, "hex(size=4)")
     assert model.value.heuristic == "gain" and "descent distill fit" in model.training.note
+    # the undecided positions alone: the proven ones (every 4x4 value here is exact, so
+    # mark the decided ones by a rule) are left out of both the training and the holdout
+    for row in rows:
+        row["proven"] = len(row["moves"]) >= 6
+    fewer = fit(rows, tmp_path / "undecided.dnet", "tiny", steps=64, batch_size=64,
+                holdout=0.1, seed=3, skip_proven=True)
+    undecided = [r for r in rows if not r["proven"]]
+    assert fewer.train_positions + fewer.holdout_positions * 4 == 4 * len(undecided)
+    assert "unproven positions only" in load_model(tmp_path / "undecided.dnet",
+                                                    "hex(size=4)").training.note
+    with pytest.raises(ValueError, match="proven"):
+        fit([dict(r, proven=True) for r in rows], tmp_path / "none.dnet", "tiny", steps=1,
+            skip_proven=True)
     train = [r for r in rows if r["game"] < 54][:200]
     states = []
     for row in train:
