@@ -183,22 +183,26 @@ class Engine:
     @staticmethod
     def _rave_with_value(network: Evaluator, settings: Settings, game: Game) -> Any:
         """``rave`` with a model: the search keeps the Hex heuristic's knowledge and its
-        playouts, and the network, valued in C, gives the children of every node it
-        reaches enough visits virtual visits at its odds (RaveSearch.value)."""
+        playouts, and the network gives the children of every node it reaches enough
+        visits virtual visits at its odds (RaveSearch.value): an mlp network in C at 20
+        visits, any other in one batch call a node at RAVE_VALUE_AT_BATCH."""
         from descent.search_cy.eval.heuristics import heuristic_for
         from descent.search_cy.search.evaluator import HeuristicEvaluator
+        from descent.search_cy.search.rave import DEFAULT_VALUE_AT_BATCH
 
-        if not isinstance(network, HeuristicEvaluator) or network.lo < -1.0 - 1e-9 \
-                or network.hi > 1.0 + 1e-9:
-            raise EngineError("rave reads a value network in C, position by position: it "
-                              "needs an mlp model valued by the gain (descent distill fit "
-                              "--preset mlp) on the native or auto backend")
+        if network.lo < -1.0 - 1e-9 or network.hi > 1.0 + 1e-9:
+            raise EngineError("rave reads a value network as odds: it needs a model valued "
+                              "by the gain (descent distill fit writes one), not one in "
+                              f"[{network.lo:g}, {network.hi:g}]")
         prototype = game.new_initial_state()
         params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
                               threads=settings.threads)
         search = make_search("rave", heuristic_for(prototype, settings.heuristic or None,
                                                    settings.heuristic_weights), params)
-        search.impl.value = network  # type: ignore[attr-defined]
+        rave: Any = search.impl
+        rave.value = network
+        if not isinstance(network, HeuristicEvaluator):
+            rave.value_at = DEFAULT_VALUE_AT_BATCH
         return search
 
     def _commit(self, built: dict[str, Any]) -> None:

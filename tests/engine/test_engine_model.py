@@ -59,23 +59,35 @@ def test_engine_plays_an_mlp_model_with_the_native_evaluator(game: str,
     assert e.evaluator.positions > 0
 
 
-def test_rave_with_an_mlp_model_keeps_its_knowledge_and_reads_the_network(
+def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
         hex5_model: Path, tmp_path: Path) -> None:
+    from descent.engine.engine import EngineError
     from descent.nets.arch import preset
-    from descent.nets.modelfile import make_model
+    from descent.nets.modelfile import ValueSpec, make_model
     from descent.search_cy.eval.hex_eval import HexVCEvaluator
     from descent.search_cy.eval.mlp_eval import MLPEvaluator
+    from descent.search_cy.search.evaluator import BatchEvaluator
+    from descent.search_cy.search.rave import DEFAULT_VALUE_AT, DEFAULT_VALUE_AT_BATCH
 
     game = "hex(size=5)"
     path = save_model(make_model(game, preset("hex", "mlp"), seed=3), tmp_path / "mlp.dnet")
     e = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1))
     rave = e.search.impl
     assert isinstance(rave.value, MLPEvaluator) and isinstance(rave.evaluator, HexVCEvaluator)
+    assert rave.value_at == DEFAULT_VALUE_AT
     d = e.think(Limits(iterations=400))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert rave.value.positions > 0          # the root's children, valued in C
-    # a convolutional network cannot be read inside the simulations: refused by name
-    from descent.engine.engine import EngineError
-
-    with pytest.raises(EngineError, match="mlp model"):
-        Engine(Settings(game=game, model=str(hex5_model), search="rave", hash_mb=16))
+    # a convolutional network is called in batches, at nodes of more visits
+    e = Engine(Settings(game=game, model=str(hex5_model), search="rave", hash_mb=16, seed=1,
+                        backend="onnxruntime"))
+    rave = e.search.impl
+    assert isinstance(rave.value, BatchEvaluator) and rave.value_at == DEFAULT_VALUE_AT_BATCH
+    e.think(Limits(iterations=DEFAULT_VALUE_AT_BATCH + 50))
+    assert rave.value.positions > 0 and rave.value.batches > 0
+    # a network valued in depth units is not odds: refused by name
+    depth = ValueSpec(scale=26.0, lo=-26.0, hi=26.0, heuristic="depth_add", max_plies=25)
+    path = save_model(make_model(game, preset("hex", "mlp"), value=depth, seed=3),
+                      tmp_path / "depth.dnet")
+    with pytest.raises(EngineError, match="gain"):
+        Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16))

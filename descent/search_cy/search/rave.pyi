@@ -7,7 +7,7 @@ from typing_extensions import disjoint_base
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator, HeuristicEvaluator
+from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 
@@ -29,6 +29,7 @@ DEFAULT_EXTEND_UNSTABLE: float
 DEFAULT_STOP_DECIDED: bool
 DEFAULT_VALUE_AT: int
 DEFAULT_VALUE_VISITS: int
+DEFAULT_VALUE_AT_BATCH: int
 SHIPPED: object
 
 @disjoint_base
@@ -54,7 +55,7 @@ class RaveSearch:
     plain_every: int
     extend_unstable: float
     stop_decided: bool
-    value: HeuristicEvaluator | None
+    value: Evaluator | None
     value_at: int
     value_visits: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
@@ -66,7 +67,7 @@ class RaveSearch:
                  vc_at: int = ...,
                  vcm_bonus: float = ..., rave_prior: int = ...,
                  plain_every: int = ..., extend_unstable: float = ...,
-                 stop_decided: bool = ..., value: HeuristicEvaluator | None = ...,
+                 stop_decided: bool = ..., value: Evaluator | None = ...,
                  value_at: int = ..., value_visits: int = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...

@@ -130,6 +130,7 @@ DEFAULT_EXTEND_UNSTABLE = 1.5     # an unstable search's deadline x this, where 
 DEFAULT_STOP_DECIDED = True       # stop when the move cannot change, where the clock keeps it
 DEFAULT_VALUE_AT = 20             # a value network's word on the children of nodes this visited
 DEFAULT_VALUE_VISITS = 8          # ... as this many virtual visits at the network's odds
+DEFAULT_VALUE_AT_BATCH = 300      # the same for a network called in batches (a call a node)
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -212,9 +213,13 @@ cdef class _Tree:
     cdef int expand_at, know_at
     cdef Evaluator know               # knowledge (c_knowledge) at nodes of know_at visits
     cdef HexState pos                 # the root position, moved along a path for knowledge
-    cdef HeuristicEvaluator value     # a value network (C) valuing children at value_at visits
+    cdef Evaluator value              # a value network valuing children at value_at visits
+    cdef bint value_in_c              # ... computed in C without the GIL (an mlp model)
     cdef int value_at, value_visits
     cdef bint use_value
+    cdef double* vbuf                 # the values of a node's children, one batch
+    cdef int* vslot                   # each child's place in it, -1 for none
+    cdef object value_error           # what a batch network raised (the search stops)
     cdef int8_t* keep
     cdef bint use_know
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
@@ -245,6 +250,8 @@ cdef class _Tree:
         self.seen = <int8_t*>malloc(self.ncells)
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.labels = <int8_t*>malloc(self.ncells)
+        self.vbuf = <double*>malloc((self.ncells + 1) * sizeof(double))
+        self.vslot = <int*>malloc((self.ncells + 1) * sizeof(int))
         self.vcm = <int16_t*>malloc(4 * VCM_CAP * sizeof(int16_t))
         self.scratch = <int8_t*>malloc(self.ncells)
         self.vcm_bonus = 0.0
@@ -265,6 +272,8 @@ cdef class _Tree:
         self.know = None
         self.pos = None
         self.value = None
+        self.value_in_c = False
+        self.value_error = None
         self.value_at = 0
         self.value_visits = 0
         self.know_at = DEFAULT_KNOW_AT
@@ -300,6 +309,8 @@ cdef class _Tree:
         free(self.seen)
         free(self.keep)
         free(self.labels)
+        free(self.vbuf)
+        free(self.vslot)
         free(self.vcm)
         free(self.scratch)
         free(self.pkey)
@@ -473,6 +484,8 @@ cdef class _Tree:
         self.use_know = self.know is not None and self.know_at > 0
         self.use_vc = self.vc is not None and self.vc_at > 0 and self.vc.n == s.n
         self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
+        self.value_in_c = isinstance(self.value, HeuristicEvaluator)
+        self.value_error = None
         self.pos = <HexState>s.c_clone() if self.use_know or self.use_value else None
         if self.pp and self.pat is not None:
             self._pp_init(self.root_board)
@@ -570,11 +583,11 @@ cdef class _Tree:
         ``depth`` moves of the path, ``side`` to move): each child searched or not gets
         ``value_visits`` virtual visits won at the network's odds for the player to move
         (Gelly and Silver's prior knowledge, with a network as the prior). The swap and
-        pruned children are left alone; a child that ends the game needs no word."""
+        pruned children are left alone; a child that ends the game needs no word. A
+        network in C is read here, any other in one batch under the GIL."""
         cdef Node* nd = &self.nodes[idx]
         cdef Child* ch
-        cdef int i
-        cdef double v, q
+        cdef int i, k = 0
         nd.known |= KNOWN_VALUE
         if nd.first < 0:
             return
@@ -582,19 +595,55 @@ cdef class _Tree:
             self.pos.c_apply(self.children[self.path_child[i]].move)
         ch = self.children + nd.first
         for i in range(nd.count):
+            self.vslot[i] = -1
             if ch[i].pruned == INFERIOR or ch[i].pruned == LOST_BY_KNOWLEDGE \
                     or ch[i].move == self.ncells:
                 continue
             self.pos.c_apply(ch[i].move)
             if not self.pos.c_terminal():
-                v = self.value.c_heuristic(self.pos)
-                q = 0.5 * (1.0 + v) if side == 0 else 0.5 * (1.0 - v)
-                q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
-                ch[i].n += self.value_visits
-                ch[i].w += <int32_t>(q * self.value_visits + 0.5)
+                self.vslot[i] = k
+                if self.value_in_c:
+                    self.vbuf[k] = (<HeuristicEvaluator>self.value).c_heuristic(self.pos)
+                k += 1
             self.pos.c_undo()
+        if self.value_in_c:
+            self.value.positions += k     # what the engine reports it valued
+        elif k > 0:
+            with gil:
+                k = self._value_batch(idx)
+        for i in range(nd.count):
+            if self.vslot[i] >= 0 and k > 0:
+                self._virtual(&ch[i], self.vbuf[self.vslot[i]], side)
         for i in range(depth):
             self.pos.c_undo()
+
+    cdef int _value_batch(self, int32_t idx) noexcept:
+        """The children of node idx marked in ``vslot`` (the path already on ``pos``),
+        valued in one call of the batch network into ``vbuf``; 0 when it raised (kept in
+        ``value_error``: the search raises it after its chunk) and the network is off."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch = self.children + nd.first
+        cdef int i
+        try:
+            for i in range(nd.count):
+                if self.vslot[i] >= 0:
+                    self.pos.c_apply(ch[i].move)
+                    self.value.c_add(self.pos)
+                    self.pos.c_undo()
+            self.value.c_flush(self.vbuf)
+        except BaseException as e:
+            self.value.c_discard()
+            self.value_error = e
+            self.use_value = False
+            return 0
+        return 1
+
+    cdef inline void _virtual(self, Child* ch, double v, int side) noexcept nogil:
+        """``value_visits`` virtual visits at the odds of ``v`` (player 0's view)."""
+        cdef double q = 0.5 * (1.0 + v) if side == 0 else 0.5 * (1.0 - v)
+        q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
+        ch.n += self.value_visits
+        ch.w += <int32_t>(q * self.value_visits + 0.5)
 
     cdef void _apply_knowledge(self, int32_t idx, int code, bint keep_inferior) noexcept nogil:
         """A KNOW_* code at node idx: a proven win or loss (not at the root, which needs
@@ -1224,7 +1273,7 @@ cdef class RaveSearch:
     cdef public int plain_every         # one selection in this many ignores RAVE (0: none)
     cdef public double extend_unstable  # an unstable search's deadline x this (1: never)
     cdef public bint stop_decided       # stop once the move cannot change
-    cdef public HeuristicEvaluator value  # a value network in C (an mlp model), or None
+    cdef public Evaluator value         # a value network (in C: an mlp model), or None
     cdef public int value_at            # its word on the children of nodes this visited
     cdef public int value_visits        # ... as this many virtual visits (0: none)
 
@@ -1239,7 +1288,7 @@ cdef class RaveSearch:
                  double vcm_bonus=DEFAULT_VCM_BONUS, int rave_prior=DEFAULT_RAVE_PRIOR,
                  int plain_every=DEFAULT_PLAIN_EVERY,
                  double extend_unstable=DEFAULT_EXTEND_UNSTABLE,
-                 bint stop_decided=DEFAULT_STOP_DECIDED, HeuristicEvaluator value=None,
+                 bint stop_decided=DEFAULT_STOP_DECIDED, Evaluator value=None,
                  int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
@@ -1448,11 +1497,17 @@ cdef class RaveSearch:
                     k = min(k, stopper.max_iterations - sims)
                 with nogil:
                     main.run_chunk(k)
+                if main.value_error is not None:
+                    break
                 done = main.nodes[0].proven != 0
         finally:
             stop_flag.set()
             for h in helpers:
                 h.join()
+        for t in trees:
+            if (<_Tree>t).value_error is not None:
+                error, (<_Tree>t).value_error = (<_Tree>t).value_error, None
+                raise ValueError(f"the value network failed: {error}") from error
         return self._result(stopper)
 
     def root_lead(self) -> tuple:
@@ -1596,7 +1651,7 @@ def _help(_Tree t, stop_flag) -> None:
     while not stop_flag.is_set():
         with nogil:
             t.run_chunk(CHUNK)
-        if t.nodes[0].proven != 0:
+        if t.nodes[0].proven != 0 or t.value_error is not None:
             break
 
 

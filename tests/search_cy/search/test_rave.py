@@ -192,6 +192,41 @@ def test_a_value_network_gives_each_child_virtual_visits_at_its_odds() -> None:
         RaveSearch(ZeroEvaluator(), SearchParams(), value_at=0)
 
 
+def test_a_batch_network_is_read_a_node_at_a_time_and_its_failure_is_raised() -> None:
+    import numpy as np
+
+    from descent.search_cy.search.evaluator import BatchEvaluator
+
+    state = position("hex(size=5)", ["c3", "b4"])
+    mover = state.current_player()
+    calls = []
+
+    def half(planes: np.ndarray) -> np.ndarray:
+        calls.append(len(planes))
+        return np.full(len(planes), 0.5)          # every child: +0.5 for Black
+
+    search = rave(seed=5)
+    search.pattern_weights = None
+    search.value = BatchEvaluator(half, state)
+    search.value_at = 4
+    search.value_visits = 1000
+    search.run(state, Stopper(iterations=6))
+    children = [c for c in search._subtree()[2] if c[5] == 0]
+    assert calls and calls[0] == len(children)      # the root's children in one call
+    odds = 0.75 if mover == 0 else 0.25
+    for _, n, w, *_ in children:
+        assert 1000 <= n <= 1006 and abs(w - 1000 * odds) <= n - 1000
+
+    def broken(planes: np.ndarray) -> np.ndarray:
+        raise RuntimeError("no such backend")
+
+    search.value = BatchEvaluator(broken, state)
+    with pytest.raises(ValueError, match="value network failed: no such backend"):
+        search.run(state, Stopper(iterations=50))
+    search.value = None                              # the search itself is still whole
+    assert search.run(state, Stopper(iterations=50)).action in state.legal_actions()
+
+
 def test_the_value_network_is_deterministic_by_seed_and_moves_the_search() -> None:
     state = position("hex(size=7)", ["d4", "c5"])
     runs = []
