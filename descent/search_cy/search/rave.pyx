@@ -219,7 +219,7 @@ cdef class _Tree:
     cdef bint use_value
     cdef double* vbuf                 # the values of a node's children, one batch
     cdef int* vslot                   # each child's place in it, -1 for none
-    cdef object value_error           # what a batch network raised (the search stops)
+    cdef object value_error           # what a batch network raised (run raises it)
     cdef int8_t* keep
     cdef bint use_know
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
