@@ -174,18 +174,19 @@ class Engine:
                                   threads=settings.threads, gather=scoring["on_gpu"])
             if search_name == "rave" and network:
                 built.update(search_name=search_name,
-                             search=self._rave_with_value(evaluator, settings, game))
+                             search=self._rave_with_value(evaluator, settings, game, params))
             else:
                 built.update(search_name=search_name,
                              search=make_search(search_name, evaluator, params))
         return built
 
     @staticmethod
-    def _rave_with_value(network: Evaluator, settings: Settings, game: Game) -> Any:
+    def _rave_with_value(network: Evaluator, settings: Settings, game: Game,
+                         params: SearchParams) -> SearchRunner:
         """``rave`` with a model: the search keeps the Hex heuristic's knowledge and its
         playouts, and the network gives the children of every node it reaches enough
         visits virtual visits at its odds (RaveSearch.value): an mlp network in C at 20
-        visits, any other in one batch call a node at RAVE_VALUE_AT_BATCH."""
+        visits, any other in one batch call a node at DEFAULT_VALUE_AT_BATCH."""
         from descent.search_cy.eval.heuristics import heuristic_for
         from descent.search_cy.search.evaluator import HeuristicEvaluator
         from descent.search_cy.search.rave import DEFAULT_VALUE_AT_BATCH
@@ -195,8 +196,6 @@ class Engine:
                               "by the gain (descent distill fit writes one), not one in "
                               f"[{network.lo:g}, {network.hi:g}]")
         prototype = game.new_initial_state()
-        params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
-                              threads=settings.threads)
         search = make_search("rave", heuristic_for(prototype, settings.heuristic or None,
                                                    settings.heuristic_weights), params)
         rave: Any = search.impl
