@@ -129,10 +129,17 @@ def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[s
     search = make_search("rave", heuristic_for(state), SearchParams(seed=seed, hash_mb=64))
     rows = []
     on_record = set(game.moves[:k] for k in range(len(game.moves) + 1))
+    at: tuple[int, ...] = ()              # the moves on ``state`` now
     for prefix in positions(game, every, min_ply, branch, rng):
-        state = make_game(spec).new_initial_state()
-        for action in prefix:
+        # positions come in game order: step back to the common part, then forward
+        common = 0
+        while common < min(len(at), len(prefix)) and at[common] == prefix[common]:
+            common += 1
+        for _ in range(len(at) - common):
+            state.undo()
+        for action in prefix[common:]:
             state.apply_action(action)
+        at = prefix
         result = search.run(state, Stopper(iterations=sims))
         rows.append({"game": index, "size": game.size, "moves": list(prefix),
                      "value": round(float(result.value), 5), "sims": sims,
