@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from descent.search_cy.games.state import GameState
 from descent.tools.patterns import read_jsonl
 
 
@@ -115,6 +116,20 @@ def positions(game: Game, every: int, min_ply: int, branch: float,
     return out
 
 
+def walk(state: GameState, at: Sequence[int], moves: Sequence[int]) -> tuple[int, ...]:
+    """Takes ``state`` (after the moves ``at``) to the position after ``moves``: back to
+    their common part, then forward (positions of one game come in order, so each step is
+    a move or two). Returns ``moves`` as the new ``at``."""
+    common = 0
+    while common < min(len(at), len(moves)) and at[common] == moves[common]:
+        common += 1
+    for _ in range(len(at) - common):
+        state.undo()
+    for action in moves[common:]:
+        state.apply_action(int(action))
+    return tuple(int(a) for a in moves)
+
+
 def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[str, Any]]:
     """The labelled positions of one game (a module-level function for the pool)."""
     from descent.search_cy.eval.heuristics import heuristic_for
@@ -131,15 +146,7 @@ def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[s
     on_record = set(game.moves[:k] for k in range(len(game.moves) + 1))
     at: tuple[int, ...] = ()              # the moves on ``state`` now
     for prefix in positions(game, every, min_ply, branch, rng):
-        # positions come in game order: step back to the common part, then forward
-        common = 0
-        while common < min(len(at), len(prefix)) and at[common] == prefix[common]:
-            common += 1
-        for _ in range(len(at) - common):
-            state.undo()
-        for action in prefix[common:]:
-            state.apply_action(action)
-        at = prefix
+        at = walk(state, at, prefix)
         result = search.run(state, Stopper(iterations=sims))
         rows.append({"game": index, "size": game.size, "moves": list(prefix),
                      "value": round(float(result.value), 5), "sims": sims,
@@ -298,10 +305,10 @@ def encode(rows: Sequence[dict[str, Any]], symmetries: bool = True) -> Labels:
     values = np.zeros(len(rows) * len(syms), dtype=np.float32)
     games = np.zeros(len(rows) * len(syms), dtype=np.int64)
     k = 0
+    state = game.new_initial_state()
+    at: tuple[int, ...] = ()
     for row in rows:
-        state = game.new_initial_state()
-        for action in row["moves"]:
-            state.apply_action(int(action))
+        at = walk(state, at, row["moves"])
         for s, sign in zip(syms, signs, strict=True):
             state.encode(planes[k], s)
             values[k] = sign * float(row["value"])
