@@ -156,15 +156,15 @@ def label_game(task: tuple[int, Game, int, int, int, float, int]) -> list[dict[s
 
 def selfplay_game(task: tuple[int, int, int, int, float, int]) -> list[dict[str, Any]]:
     """The labelled positions of one ``rave`` self-play game (a module-level function for
-    the pool): a random first stone, moves drawn by visits squared for the first
-    OPENING_PLIES plies, then the search's choice; every position searched is labelled
+    the pool): a random first stone, then the moves of ``patterns.selfplay_move`` (visits
+    squared in the opening, then the search's choice); every position searched is labelled
     with that search's value, and with probability ``branch`` also the position after a
     uniformly random move (valued by a search of its own)."""
     from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.games.registry import make_game
     from descent.search_cy.search.api import SearchParams, make_search
     from descent.search_cy.search.stopper import Stopper
-    from descent.tools.patterns import OPENING_PLIES
+    from descent.tools.patterns import selfplay_move
 
     index, size, sims, min_ply, branch, seed = task
     rng = random.Random(seed)
@@ -192,11 +192,7 @@ def selfplay_game(task: tuple[int, int, int, int, float, int]) -> list[dict[str,
                     rows.append(row(moves + [extra], float(other.value), bool(other.resolved),
                                     True))
                 state.undo()
-        seen = [(c.action, c.visits) for c in result.children if c.visits > 0]
-        if len(moves) < OPENING_PLIES and not result.resolved and seen:
-            action = rng.choices([a for a, _ in seen], weights=[n * n for _, n in seen])[0]
-        else:
-            action = result.action
+        action = selfplay_move(result, len(moves), rng)
         state.apply_action(action)
         moves.append(action)
     return rows

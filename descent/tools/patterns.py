@@ -49,6 +49,16 @@ class Dataset:
     positions: int
 
 
+def selfplay_move(result: Any, plies: int, rnd: random.Random) -> int:
+    """The move a self-play game plays after the search ``result`` at ply ``plies``: drawn
+    in proportion to visits squared before OPENING_PLIES (unless the position is
+    decided), then the search's own choice."""
+    seen = [(c.action, c.visits) for c in result.children if c.visits > 0]
+    if plies < OPENING_PLIES and not result.resolved and seen:
+        return int(rnd.choices([a for a, _ in seen], weights=[n * n for _, n in seen])[0])
+    return int(result.action)
+
+
 def selfplay_games(games: int, sims: int, seed: int, size: int) -> Iterator[dict[str, Any]]:
     """Records of ``rave`` self-play games: a random first stone, moves sampled in
     proportion to visits squared up to OPENING_PLIES, then the search's choice."""
@@ -70,10 +80,7 @@ def selfplay_games(games: int, sims: int, seed: int, size: int) -> Iterator[dict
         while not state.is_terminal():
             result = search.run(state, Stopper(iterations=sims))
             seen = [[c.action, c.visits] for c in result.children if c.visits > 0]
-            if len(moves) < OPENING_PLIES and not result.resolved:
-                action = rnd.choices([a for a, _ in seen], weights=[n * n for _, n in seen])[0]
-            else:
-                action = result.action
+            action = selfplay_move(result, len(moves), rnd)
             visits.append(seen)
             state.apply_action(action)
             moves.append(action)
