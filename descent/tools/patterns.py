@@ -6,7 +6,10 @@ own judgement of each move). ``fit`` reads such records and fits the gammas of t
 pattern model of ``descent.search_cy.games.hex_patterns`` by minorization-maximization
 (Coulom 2007, "Computing Elo ratings of move patterns in the game of Go"), with each
 position's visit distribution as its soft target and one virtual win and one virtual
-loss against a gamma-1 opponent per gamma as the prior. A round of expert iteration is::
+loss against a gamma-1 opponent per gamma as the prior; then the route gammas (each
+cell's two-distance route code, hex_patterns.pyx) by MM over the pattern and local
+gammas held fixed, as the search applies them: on top of the prior a node starts with.
+A round of expert iteration is::
 
     descent patterns selfplay records.jsonl --games 400 --sims 10000 --seed 21 -j 2
     descent patterns fit records.jsonl prior.npz
@@ -40,13 +43,18 @@ OPENING_PLIES = 7       # self-play samples moves by visits squared before this 
 @dataclass
 class Dataset:
     """Candidate moves of many positions: position index, pattern key, local code and
-    target share of each candidate (the targets of a position sum to 1)."""
+    target share of each candidate (the targets of a position sum to 1), and its route
+    code (hex_patterns.pyx; all 0 where none was read)."""
 
     pos: np.ndarray
     key: np.ndarray
     local: np.ndarray
     target: np.ndarray
     positions: int
+    route: np.ndarray | None = None
+
+    def routes(self) -> np.ndarray:
+        return np.zeros(len(self.key), np.int64) if self.route is None else self.route
 
 
 def selfplay_move(result: Any, plies: int, rnd: random.Random) -> int:
@@ -173,11 +181,13 @@ def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
 
 def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> Dataset:
     """The candidates of every position of ``records`` whose root had ``min_visits``."""
+    from descent.search_cy.eval.hex_eval import HexEvaluator
     from descent.search_cy.games.hex_patterns import HexPatterns
     from descent.search_cy.games.registry import make_game
 
     tables: dict[int, HexPatterns] = {}
-    pos, key, local, target = [], [], [], []
+    routes = HexEvaluator()
+    pos, key, local, target, route = [], [], [], [], []
     positions = 0
     for record in records:
         size = int(record["size"])
@@ -197,6 +207,7 @@ def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> 
                     pos.append(np.full(len(cells), positions, np.int64))
                     key.append(keys)
                     local.append(codes)
+                    route.append(routes.move_codes(state)[cells].astype(np.int64))
                     target.append(y / y.sum())
                     positions += 1
             state.apply_action(move)
@@ -205,7 +216,7 @@ def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> 
         raise ValueError("no position in the records has a search of "
                          f"{min_visits} simulations")
     return Dataset(np.concatenate(pos), np.concatenate(key), np.concatenate(local),
-                   np.concatenate(target), positions)
+                   np.concatenate(target), positions, np.concatenate(route))
 
 
 def fit(data: Dataset, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, list[float]]:
@@ -231,6 +242,28 @@ def fit(data: Dataset, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, li
     gp = np.ones(PATTERN_COUNT, np.float32)
     gp[used] = gk
     return gp, gl.astype(np.float32), history
+
+
+def fit_route(data: Dataset, gp: np.ndarray, gl: np.ndarray,
+              iterations: int = 30) -> tuple[np.ndarray, list[float]]:
+    """The route gammas by MM with the pattern and local gammas held where ``fit`` left
+    them (the search multiplies them in later, at nodes it has visited a few times):
+    (route gammas with the code 0 at 1, the mean log-likelihood after each iteration).
+    A code never seen keeps gamma 1."""
+    from descent.search_cy.games.hex_patterns import ROUTE_COUNT
+
+    base = gp[data.key].astype(np.float64) * gl[data.local]
+    codes = data.routes()
+    gr = np.ones(ROUTE_COUNT)
+    wins = np.bincount(codes, data.target, ROUTE_COUNT)
+    history = []
+    for _ in range(iterations):
+        e = np.bincount(data.pos, base * gr[codes], data.positions)
+        den = np.bincount(codes, base / e[data.pos], ROUTE_COUNT)
+        gr = np.where(den > 0, wins / np.maximum(den, 1e-300), 1.0)
+        gr = np.maximum(gr / gr[0], 1e-6)
+        history.append(log_likelihood(data, base * gr[codes]))
+    return gr.astype(np.float32), history
 
 
 def log_likelihood(data: Dataset, gamma: np.ndarray) -> float:
@@ -276,17 +309,21 @@ def run(args: argparse.Namespace) -> int:
     cut = len(records) - int(round(len(records) * args.holdout))
     train = dataset(records[:cut], args.min_visits)
     gp, gl, history = fit(train, args.iterations)
-    save_weights(args.out, gp, gl)
+    gr, route_history = fit_route(train, gp, gl, args.iterations)
+    save_weights(args.out, gp, gl, gr)
     print(f"{len(records[:cut])} games, {train.positions} positions, "
           f"{int(np.sum(gp != 1.0))} patterns; local gammas {np.round(gl, 3).tolist()}")
-    print(f"train: log-likelihood {history[0]:.4f} -> {history[-1]:.4f}")
+    print(f"train: log-likelihood {history[0]:.4f} -> {history[-1]:.4f}, "
+          f"with the route factor {route_history[-1]:.4f}")
     if cut < len(records):
         test = dataset(records[cut:], args.min_visits)
         uniform = np.ones(len(test.key))
         model = gp[test.key].astype(np.float64) * gl[test.local]
+        routed = model * gr[test.routes()]
         print(f"held out ({len(records) - cut} games, {test.positions} positions): "
               f"log-likelihood {log_likelihood(test, uniform):.4f} uniform, "
-              f"{log_likelihood(test, model):.4f} fitted; top-1 "
-              f"{top1(test, uniform):.3f} uniform, {top1(test, model):.3f} fitted")
+              f"{log_likelihood(test, model):.4f} fitted, {log_likelihood(test, routed):.4f} "
+              f"with the route factor; top-1 {top1(test, uniform):.3f} uniform, "
+              f"{top1(test, model):.3f} fitted, {top1(test, routed):.3f} with the route factor")
     sys.stdout.flush()
     return 0

@@ -11,7 +11,15 @@ import pytest
 
 from descent.search_cy.games.hex_patterns import HexPatterns, load_weights
 from descent.search_cy.games.registry import make_game
-from descent.tools.patterns import Dataset, dataset, fit, log_likelihood, read_records, top1
+from descent.tools.patterns import (
+    Dataset,
+    dataset,
+    fit,
+    fit_route,
+    log_likelihood,
+    read_records,
+    top1,
+)
 
 
 def test_selfplay_then_fit_through_the_command_line(tmp_path) -> None:
@@ -34,8 +42,9 @@ def test_selfplay_then_fit_through_the_command_line(tmp_path) -> None:
                                  "--holdout", "0.34", "--iterations", "5"],
                           check=True, timeout=300, capture_output=True, text=True)
     assert "held out" in done.stdout
-    gp, gl = load_weights(out)
-    assert np.sum(gp != 1.0) > 10 and gl[0] == 1.0
+    gp, gl, gr = load_weights(out)
+    assert np.sum(gp != 1.0) > 10 and gl[0] == 1.0 and gr[0] == 1.0
+    assert "with the route factor" in done.stdout
 
 
 def test_compressed_records_read_as_plain_ones(tmp_path) -> None:
@@ -93,6 +102,37 @@ def test_mm_recovers_known_gammas() -> None:
     assert top1(data, model) > top1(data, uniform)
 
 
+def test_mm_recovers_known_route_gammas_over_fixed_pattern_gammas() -> None:
+    from descent.search_cy.games.hex_patterns import ROUTE_COUNT
+
+    rng = np.random.default_rng(7)
+    gk = np.array([1.0, 4.0, 0.25, 10.0, 1.0])
+    gl = np.array([1.0, 3.0, 0.5])
+    gr = np.ones(ROUTE_COUNT)
+    gr[[1, 6, 7, 35]] = [0.5, 0.2, 2.0, 0.05]
+    pos, key, local, route, target = [], [], [], [], []
+    for j in range(6000):
+        k = rng.integers(0, 5, 20)
+        c = rng.integers(0, 3, 20)
+        r = rng.choice([0, 1, 6, 7, 35], 20)
+        g = gk[k] * gl[c] * gr[r]
+        y = np.zeros(20)
+        y[rng.choice(20, p=g / g.sum())] = 1.0
+        pos.append(np.full(20, j))
+        key.append(k)
+        local.append(c)
+        route.append(r)
+        target.append(y)
+    data = Dataset(np.concatenate(pos), np.concatenate(key), np.concatenate(local),
+                   np.concatenate(target), 6000, np.concatenate(route))
+    got, history = fit_route(data, gk.astype(np.float32), gl.astype(np.float32), 40)
+    assert got.shape == (ROUTE_COUNT,) and got[0] == 1.0
+    for code in (1, 6, 7, 35):
+        assert abs(np.log(got[code] / gr[code])) < 0.3
+    assert got[2] == 1.0                              # never seen: left at 1
+    assert all(b >= a - 1e-9 for a, b in zip(history, history[1:], strict=False))
+
+
 def test_dataset_reads_positions_in_the_mover_frame() -> None:
     record = {"size": 5, "moves": [12, 7, 8], "visits": [None, [[7, 900], [0, 100]],
                                                         [[8, 1000]]]}
@@ -106,3 +146,10 @@ def test_dataset_reads_positions_in_the_mover_frame() -> None:
     keys = data.key[data.pos == 0]
     assert keys[np.argmax(first)] == table.key(state, 7)
     assert data.local[data.pos == 0][np.argmax(first)] == 1       # beside the last move
+    # each candidate's route code is the evaluator's for its cell
+    from descent.search_cy.eval.hex_eval import HexEvaluator
+
+    codes = HexEvaluator().move_codes(state)
+    assert codes is not None
+    cells = [c for c in range(25) if c != 12]
+    assert list(data.routes()[data.pos == 0]) == [codes[c] for c in cells]

@@ -16,6 +16,7 @@ from libc.string cimport memset
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_inferior cimport HexInferior, INF_BLACK
+from descent.search_cy.games.hex_patterns cimport ROUTE_GAP, ROUTE_OFF
 from descent.search_cy.search.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
@@ -313,6 +314,35 @@ cdef class HexEvaluator(HeuristicEvaluator):
             else:
                 priors.append(-float(near[action] + far[action]))
         return priors
+
+    cdef bint c_move_codes(self, GameState s, int8_t* codes) noexcept nogil:
+        """Each empty cell's route code (``games/hex_patterns.pyx``): how much longer the
+        shortest two-distance route through it is than the shortest anywhere, for the
+        player to move and for the opponent (capped at ROUTE_GAP; ROUTE_OFF where no
+        route passes), as (mover's) * 6 + (opponent's)."""
+        return self._move_codes(<HexState>s, codes)
+
+    cdef bint _move_codes(self, HexState h, int8_t* codes) noexcept nogil:
+        cdef int p, cell, t, gap, mobility, me = h.side
+        cdef int best[2]
+        if self.nb_size != h.n:
+            self._build_neighbours(h.n)
+        self._label_groups(h, h.cells)
+        for cell in range(h.ncells):
+            if h.cells[cell] == 0:
+                codes[cell] = 0
+        for p in range(2):
+            best[p] = self._potential(h, me if p == 0 else 1 - me, &mobility)
+            for cell in range(h.ncells):
+                if h.cells[cell] != 0:
+                    continue
+                if self.dist[0][cell] >= INF or self.dist[1][cell] >= INF:
+                    gap = ROUTE_OFF
+                else:
+                    t = self.dist[0][cell] + self.dist[1][cell] - best[p]
+                    gap = t if t < ROUTE_GAP else ROUTE_GAP
+                codes[cell] = <int8_t>(codes[cell] + (gap * 6 if p == 0 else gap))
+        return True
 
     def two_distances(self, HexState s, int player):
         """Both two-distance maps of `player` (lists of n*n ints, None off the player's

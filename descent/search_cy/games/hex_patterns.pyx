@@ -17,6 +17,14 @@ The prior of a move is gamma(pattern) * gamma(local), normalised over the moves:
 generalised Bradley-Terry model (Coulom 2007), the model MoHex 2.0 uses for its prior
 knowledge. ``descent patterns fit`` fits the gammas on self-play records; unseen patterns
 keep gamma 1. Patterns are local, so one table serves every board size.
+
+A third factor sees the whole board: a cell's route code says how far the shortest
+two-distance route of each player through it is from that player's shortest route
+anywhere (0 on it, up to ROUTE_GAP, ROUTE_OFF without one), the mover's and the
+opponent's together (Hex's evaluator computes it: ``Evaluator.c_move_codes``). It costs a
+two-distance computation, so the search applies it only at nodes it has visited a few
+times (``rave``'s ``route_at``): the pattern and local gammas are fitted alone, for the
+prior a node starts with, and the route gammas on top of them.
 """
 from libc.stdint cimport int8_t, int32_t
 from libc.stdlib cimport malloc, free
@@ -48,34 +56,43 @@ POW3[:] = [1, 3, 9, 27, 81, 243, 729, 2187, 6561, 19683, 59049, 177147]
 
 PATTERN_COUNT = PATTERN_KEYS     # the enum constants, for Python
 LOCAL_COUNT = LOCAL_CODES
+ROUTE_COUNT = ROUTE_CODES
+ROUTE_GAP_CAP = ROUTE_GAP
+ROUTE_NONE = ROUTE_OFF
 SHIPPED_FILE = "hex_prior.npz"
 _shipped = None
 
 
 def load_weights(path) -> tuple:
     """Pattern weights from an .npz file written by ``save_weights`` (ValueError, naming
-    the file, when it is not one)."""
+    the file, when it is not one). A file without route gammas (written before them)
+    gets every route gamma 1."""
     try:
         with np.load(path) as f:
             keys = np.asarray(f["keys"], np.int64)
             gammas = np.asarray(f["gammas"], np.float32)
             local = np.asarray(f["local"], np.float32)
+            route = np.asarray(f["route"], np.float32) if "route" in f.files \
+                else np.ones(ROUTE_CODES, np.float32)
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{path}: not a pattern weights file ({e})") from None
     gp = np.ones(PATTERN_KEYS, np.float32)
     if keys.shape != gammas.shape or keys.ndim != 1 or local.shape != (LOCAL_CODES,) \
+            or route.shape != (ROUTE_CODES,) \
             or (keys.size and (keys.min() < 0 or keys.max() >= PATTERN_KEYS)):
         raise ValueError(f"{path}: pattern weights of the wrong shape")
     gp[keys] = gammas
-    return gp, local
+    return gp, local, route
 
 
-def save_weights(path, gp, gl) -> None:
-    """Writes pattern weights: the gammas that differ from 1, and the local gammas."""
+def save_weights(path, gp, gl, gr=None) -> None:
+    """Writes pattern weights: the gammas that differ from 1, the local gammas and the
+    route gammas (every one 1 when ``gr`` is None)."""
     gp = np.asarray(gp, np.float32)
     keys = np.flatnonzero(gp != 1.0)
+    route = np.ones(ROUTE_CODES, np.float32) if gr is None else np.asarray(gr, np.float32)
     np.savez_compressed(path, keys=keys.astype(np.int32), gammas=gp[keys],
-                        local=np.asarray(gl, np.float32))
+                        local=np.asarray(gl, np.float32), route=route)
 
 
 def shipped_weights() -> tuple:
@@ -89,7 +106,8 @@ def shipped_weights() -> tuple:
 
 def unit_weights() -> tuple:
     """Every gamma 1: the uniform prior."""
-    return (np.ones(PATTERN_KEYS, np.float32), np.ones(LOCAL_CODES, np.float32))
+    return (np.ones(PATTERN_KEYS, np.float32), np.ones(LOCAL_CODES, np.float32),
+            np.ones(ROUTE_CODES, np.float32))
 
 
 cdef class HexPatterns:
@@ -120,18 +138,23 @@ cdef class HexPatterns:
                     else:
                         code = rr * n + cc
                     self.pts[(r * n + c) * PATTERN_POINTS + k] = code
-        gp, gl = unit_weights() if weights is None else weights
-        gp = np.ascontiguousarray(gp, dtype=np.float32)
-        gl = np.ascontiguousarray(gl, dtype=np.float32)
-        if gp.shape != (PATTERN_KEYS,) or gl.shape != (LOCAL_CODES,):
-            raise ValueError(f"pattern weights must have shapes ({PATTERN_KEYS},) and "
-                             f"({LOCAL_CODES},), not {gp.shape} and {gl.shape}")
-        if not (np.all(np.isfinite(gp)) and np.all(gp > 0) and np.all(np.isfinite(gl))
-                and np.all(gl > 0)):
+        weights = unit_weights() if weights is None else tuple(weights)
+        if len(weights) == 2:             # no route factor: every route gamma 1
+            weights = weights + (np.ones(ROUTE_CODES, np.float32),)
+        if len(weights) != 3:
+            raise ValueError("pattern weights are (pattern, local[, route]) gammas")
+        gp, gl, gr = (np.ascontiguousarray(w, dtype=np.float32) for w in weights)
+        if gp.shape != (PATTERN_KEYS,) or gl.shape != (LOCAL_CODES,) \
+                or gr.shape != (ROUTE_CODES,):
+            raise ValueError(f"pattern weights must have shapes ({PATTERN_KEYS},), "
+                             f"({LOCAL_CODES},) and ({ROUTE_CODES},), not {gp.shape}, "
+                             f"{gl.shape} and {gr.shape}")
+        if not all(np.all(np.isfinite(w)) and np.all(w > 0) for w in (gp, gl, gr)):
             raise ValueError("pattern gammas must be finite and positive")
-        self.weights = (gp, gl)
+        self.weights = (gp, gl, gr)
         self.gp = gp
         self.gl = gl
+        self.gr = gr
 
     def __dealloc__(self):
         free(self.pts)
@@ -187,6 +210,10 @@ cdef class HexPatterns:
 
     cdef double c_gamma(self, const int8_t* board, int cell, int side, int last) noexcept nogil:
         return self.gp[self.c_key(board, cell, side)] * self.gl[self.c_local(cell, last)]
+
+    cdef double c_route_gamma(self, int code) noexcept nogil:
+        """The gamma of a route code (``Evaluator.c_move_codes`` of Hex's evaluator)."""
+        return self.gr[code]
 
     # -- Python views, for the fitting tool and the tests --------------------------------
     def key(self, state, int cell) -> int:
@@ -251,7 +278,7 @@ cdef class HexPatterns:
     def prior(self, state, int last=-1) -> dict:
         """The prior probability of every empty cell of ``state``: {cell: p}."""
         cells, keys, local = self.features(state, last)
-        gp, gl = self.weights
+        gp, gl, _ = self.weights
         g = gp[keys].astype(np.float64) * gl[local]
         total = g.sum()
         return {int(c): float(x / total) for c, x in zip(cells, g)}

@@ -34,6 +34,7 @@ cdef class Evaluator:
     cdef void c_discard(self) noexcept
     cdef double c_eval(self, GameState s) except? -1e300
     cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil
+    cdef bint c_move_codes(self, GameState s, int8_t* codes) noexcept nogil
 
 
 cdef enum:

@@ -63,6 +63,23 @@ cdef class Evaluator:
         nothing (KNOW_NONE); Hex's VC evaluator knows virtual connections."""
         return KNOW_NONE
 
+    cdef bint c_move_codes(self, GameState s, int8_t* codes) noexcept nogil:
+        """The evaluator's reading of each action of ``s`` as a small code (``codes``
+        holds max_actions bytes; codes of occupied cells are left as they were), for a
+        move prior that weighs them; False when it has none. The base has none; Hex's
+        evaluator gives each empty cell its route code (``games/hex_patterns.pyx``)."""
+        return False
+
+    def move_codes(self, GameState s):
+        """c_move_codes as an int8 array of max_actions codes (0 where none was set), or
+        None: for the fitting tool and the tests."""
+        import numpy as np
+        codes = np.zeros(s.max_actions, np.int8)
+        cdef signed char[::1] view = codes
+        if not self.c_move_codes(s, <int8_t*>&view[0]):
+            return None
+        return codes
+
     def knowledge(self, GameState s) -> tuple:
         """(code name, actions kept or None): c_knowledge for tests and tools."""
         cdef int cap = s.max_actions

@@ -30,6 +30,7 @@ DEFAULT_STOP_DECIDED: bool
 DEFAULT_VALUE_AT: int
 DEFAULT_VALUE_VISITS: int
 DEFAULT_VALUE_AT_BATCH: int
+DEFAULT_ROUTE_AT: int
 SHIPPED: object
 
 @disjoint_base
@@ -58,6 +59,7 @@ class RaveSearch:
     value: Evaluator | None
     value_at: int
     value_visits: int
+    route_at: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -68,7 +70,8 @@ class RaveSearch:
                  vcm_bonus: float = ..., rave_prior: int = ...,
                  plain_every: int = ..., extend_unstable: float = ...,
                  stop_decided: bool = ..., value: Evaluator | None = ...,
-                 value_at: int = ..., value_visits: int = ...) -> None: ...
+                 value_at: int = ..., value_visits: int = ...,
+                 route_at: int = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -21,6 +21,13 @@ of the best are skipped until every other child is proven lost (they never count
 proof). The swap, which no playout plays and so has no AMAF statistics, starts with a
 few virtual AMAF visits at even odds.
 
+The prior's route factor: patterns see twelve cells, not where the game is going. At a
+node of ``route_at`` visits (the root at once) each child's prior is multiplied by the
+route gamma of its cell (how far the shortest two-distance route of each player through
+it is from that player's shortest, the evaluator's ``c_move_codes``), renormalised, and
+the prior pruning redone over the children not yet visited. It costs one two-distance
+computation a node, so it waits for the visits that show a node is worth it.
+
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
 and the mover's vulnerable cells get no child worth searching (``INFERIOR``): a best move
@@ -110,6 +117,7 @@ cdef enum:
     KNOWN_VC = 2          # Node.known: H-search's knowledge was applied
     KNOWN_VCM = 4         # Node.known: and its VC maintenance, with the children visited
     KNOWN_VALUE = 8       # Node.known: the value network's virtual visits were given
+    KNOWN_ROUTE = 16      # Node.known: the route factor was applied to the children's prior
 
 # defaults measured on Hex 11x11 (RESULTS.md, eleventh session)
 DEFAULT_RAVE_K = 1000.0
@@ -131,6 +139,7 @@ DEFAULT_STOP_DECIDED = True       # stop when the move cannot change, where the 
 DEFAULT_VALUE_AT = 20             # a value network's word on the children of nodes this visited
 DEFAULT_VALUE_VISITS = 8          # ... as this many virtual visits at the network's odds
 DEFAULT_VALUE_AT_BATCH = 300      # the same for a network called in batches (a call a node)
+DEFAULT_ROUTE_AT = 20             # the prior's route factor at nodes this visited (0: never)
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -222,6 +231,9 @@ cdef class _Tree:
     cdef object value_error           # what a batch network raised (run raises it)
     cdef int8_t* keep
     cdef bint use_know
+    cdef int route_at                 # the prior's route factor at nodes of route_at visits
+    cdef bint use_route
+    cdef int8_t* codes                # the evaluator's route codes of a node's cells
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
     cdef int vc_at
     cdef bint use_vc
@@ -249,6 +261,7 @@ cdef class _Tree:
         self.stack = <int16_t*>malloc(self.ncells * sizeof(int16_t))
         self.seen = <int8_t*>malloc(self.ncells)
         self.keep = <int8_t*>malloc(self.ncells + 2)
+        self.codes = <int8_t*>malloc(self.ncells + 2)
         self.labels = <int8_t*>malloc(self.ncells)
         self.vbuf = <double*>malloc((self.ncells + 1) * sizeof(double))
         self.vslot = <int*>malloc((self.ncells + 1) * sizeof(int))
@@ -284,7 +297,9 @@ cdef class _Tree:
         self.c_pb = 0.0
         self.prune_ratio = 0.0
         self.root_last = -1
-        if (not self.keep or not self.labels or not self.vcm or not self.scratch
+        self.route_at = 0
+        self.use_route = False
+        if (not self.keep or not self.codes or not self.labels or not self.vcm or not self.scratch
                 or not self.pkey or not self.root_pkey
                 or not self.pw or not self.root_pw or not self.pblk or not self.root_pblk
                 or not self.nodes or not self.children or not self.ring
@@ -308,6 +323,7 @@ cdef class _Tree:
         free(self.stack)
         free(self.seen)
         free(self.keep)
+        free(self.codes)
         free(self.labels)
         free(self.vbuf)
         free(self.vslot)
@@ -333,6 +349,8 @@ cdef class _Tree:
         self._new_node(self.root_side)
         self._expand(0, self.root_board, self.root_side, self.root_last)
         self.vc_calls = 0
+        if self.use_route:
+            self._route_prior(0, 0)
         if self.use_know:
             self._knowledge(0, 0)
         if self.use_vc and self.nodes[0].proven == 0:
@@ -397,6 +415,8 @@ cdef class _Tree:
         if nd.first < 0:
             self._expand(0, self.root_board, self.root_side, self.root_last)
         self.vc_calls = 0
+        if self.use_route and not (nd.known & KNOWN_ROUTE):
+            self._route_prior(0, 0)
         if self.use_know and not (nd.known & KNOWN_GREEDY):
             self._knowledge(0, 0)
         if self.use_vc and not (nd.known & KNOWN_VC):
@@ -482,11 +502,13 @@ cdef class _Tree:
         if s.nhist > 0 and s.hist_action[s.nhist - 1] < self.ncells:
             self.root_last = s.hist_action[s.nhist - 1]
         self.use_know = self.know is not None and self.know_at > 0
+        self.use_route = self.know is not None and self.route_at > 0 and self.pat is not None
         self.use_vc = self.vc is not None and self.vc_at > 0 and self.vc.n == s.n
         self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
         self.value_in_c = isinstance(self.value, HeuristicEvaluator)
         self.value_error = None
-        self.pos = <HexState>s.c_clone() if self.use_know or self.use_value else None
+        self.pos = <HexState>s.c_clone() if (self.use_know or self.use_value
+                                             or self.use_route) else None
         if self.pp and self.pat is not None:
             self._pp_init(self.root_board)
             memcpy(self.root_pkey, self.pkey, 4 * self.ncells * sizeof(int32_t))
@@ -577,6 +599,58 @@ cdef class _Tree:
         for i in range(depth):
             self.pos.c_undo()
         self._apply_knowledge(idx, code, False)
+
+    cdef void _route_prior(self, int32_t idx, int depth) noexcept nogil:
+        """The prior's route factor at node idx (reached by the first ``depth`` moves of
+        the path): each child's prior times the route gamma of its cell's code (the
+        evaluator's ``c_move_codes``), renormalised so that the searched children keep
+        their share (the swap keeps its own), and the prior pruning redone: a child
+        never visited that falls under ``prune_ratio`` of the best is skipped, a skipped
+        one that rises above it comes back."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef int i
+        cdef bint ok
+        cdef double before = 0.0, after = 0.0, best = 0.0, scale
+        nd.known |= KNOWN_ROUTE
+        if nd.first < 0:
+            return
+        for i in range(depth):
+            self.pos.c_apply(self.children[self.path_child[i]].move)
+        ok = self.know.c_move_codes(self.pos, self.codes)
+        for i in range(depth):
+            self.pos.c_undo()
+        if not ok:
+            return
+        ch = self.children + nd.first
+        for i in range(nd.count):
+            if ch[i].move >= self.ncells or ch[i].pruned == INFERIOR \
+                    or ch[i].pruned == LOST_BY_KNOWLEDGE:
+                continue
+            before += ch[i].prior
+            ch[i].prior = <float>(ch[i].prior * self.pat.c_route_gamma(self.codes[ch[i].move]))
+            after += ch[i].prior
+        if after <= 0.0:
+            return
+        scale = before / after
+        for i in range(nd.count):
+            if ch[i].move >= self.ncells or ch[i].pruned == INFERIOR \
+                    or ch[i].pruned == LOST_BY_KNOWLEDGE:
+                continue
+            ch[i].prior = <float>(ch[i].prior * scale)
+        if self.prune_ratio <= 0.0:
+            return
+        for i in range(nd.count):
+            if (ch[i].pruned == 0 or ch[i].pruned == SKIPPED_BY_PRIOR) and ch[i].prior > best:
+                best = ch[i].prior
+        for i in range(nd.count):
+            if ch[i].move >= self.ncells:
+                continue
+            if ch[i].pruned == SKIPPED_BY_PRIOR and ch[i].prior >= self.prune_ratio * best:
+                ch[i].pruned = 0
+            elif (ch[i].pruned == 0 and ch[i].n == 0 and ch[i].node < 0
+                    and ch[i].prior < self.prune_ratio * best):
+                ch[i].pruned = SKIPPED_BY_PRIOR
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first
@@ -1011,6 +1085,9 @@ cdef class _Tree:
             if nd.first < 0:
                 if nd.visits < self.expand_at or not self._expand(idx, self.board, side, last):
                     break
+            # the route factor before the proofs: a mustplay brings back what it skipped
+            if self.use_route and nd.visits >= self.route_at and not (nd.known & KNOWN_ROUTE):
+                self._route_prior(idx, depth)
             if self.use_know and not (nd.known & KNOWN_GREEDY) and nd.visits >= self.know_at:
                 self._knowledge(idx, depth)
                 if nd.proven != 0:
@@ -1262,7 +1339,7 @@ cdef class RaveSearch:
     cdef object _spawned_from         # the value network the trees' copies were made of
     cdef public double K, exploration, progressive_bias, prune_ratio
     cdef public int expand_at, know_at, vc_at
-    cdef public object pattern_weights  # (pattern gammas, local gammas), or None: no prior
+    cdef public object pattern_weights  # (pattern, local[, route] gammas), or None: no prior
     cdef public object swap_map         # a SwapMap, or None: the search decides the swap
     cdef public bint inferior           # prune inferior cells (games/hex_inferior.pyx)
     cdef public double playout_gamma_cap  # pattern playouts' largest gamma; 0: uniform
@@ -1276,6 +1353,7 @@ cdef class RaveSearch:
     cdef public Evaluator value         # a value network (in C: an mlp model), or None
     cdef public int value_at            # its word on the children of nodes this visited
     cdef public int value_visits        # ... as this many virtual visits (0: none)
+    cdef public int route_at            # the prior's route factor at nodes this visited
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -1289,7 +1367,8 @@ cdef class RaveSearch:
                  int plain_every=DEFAULT_PLAIN_EVERY,
                  double extend_unstable=DEFAULT_EXTEND_UNSTABLE,
                  bint stop_decided=DEFAULT_STOP_DECIDED, Evaluator value=None,
-                 int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS):
+                 int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS,
+                 int route_at=DEFAULT_ROUTE_AT):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -1318,6 +1397,9 @@ cdef class RaveSearch:
             raise ValueError("value_at must be >= 1 and value_visits >= 0 (0: no value network)")
         self.value = value
         self.value_at = value_at
+        if route_at < 0:
+            raise ValueError("route_at must be >= 0 (0: no route factor)")
+        self.route_at = route_at
         self.value_visits = value_visits
         self.evaluator = evaluator
         self.params = params
@@ -1403,6 +1485,7 @@ cdef class RaveSearch:
             t.c_uct = self.exploration
             t.expand_at = self.expand_at
             t.know_at = self.know_at
+            t.route_at = self.route_at
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat

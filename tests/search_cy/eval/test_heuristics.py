@@ -197,6 +197,36 @@ def test_hex_two_distance_matches_its_definition(size: int) -> None:
                 reference_two_distances(state, player)
 
 
+@pytest.mark.parametrize("size", [3, 5, 7])
+def test_hex_route_codes_follow_the_two_distances_by_definition(size: int) -> None:
+    # each empty cell: (mover's route through it - mover's shortest, capped at 4; 5 for
+    # none) * 6 + the same for the opponent, from the definition's two-distances
+    from descent.search_cy.games.hex_patterns import ROUTE_GAP_CAP, ROUTE_NONE
+
+    evaluator = HexVCEvaluator()          # the search's evaluator inherits them
+    for state in random_states(f"hex(size={size},swap=true)", 40, seed=size + 100,
+                               max_steps=size * size):
+        assert isinstance(state, HexState)
+        if state.is_terminal():
+            continue
+        codes = evaluator.move_codes(state)
+        assert codes is not None
+        gaps = []
+        for player in (state.current_player(), 1 - state.current_player()):
+            near, far = reference_two_distances(state, player)
+            totals = {c: near[c] + far[c] for c in range(size * size)
+                      if near[c] is not None and far[c] is not None
+                      and state.cell(*divmod(c, size)) == 0}
+            least = min(totals.values(), default=0)
+            gaps.append({c: min(totals[c] - least, ROUTE_GAP_CAP) if c in totals
+                         else ROUTE_NONE for c in range(size * size)})
+        for c in range(size * size):
+            if state.cell(*divmod(c, size)) == 0:
+                assert codes[c] == gaps[0][c] * 6 + gaps[1][c]
+    other = make_game("einstein").new_initial_state()
+    assert heuristic_for(other).move_codes(other) is None     # the base has none
+
+
 def test_hex_empty_board_potential_and_tempo() -> None:
     evaluator = HexEvaluator()
     for size in (2, 5, 11, 25):

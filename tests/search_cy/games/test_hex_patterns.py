@@ -10,6 +10,7 @@ import pytest
 from descent.search_cy.games.hex_patterns import (
     LOCAL_COUNT,
     PATTERN_COUNT,
+    ROUTE_COUNT,
     HexPatterns,
     load_weights,
     save_weights,
@@ -190,7 +191,7 @@ def test_prior_is_a_distribution_and_follows_the_gammas(tmp_path) -> None:
     state = make_game("hex(size=5)").new_initial_state()
     state.apply_move("c3")
     table = HexPatterns(5)
-    gp, gl = unit_weights()
+    gp, gl, _ = unit_weights()
     key = table.key(state, 0)
     gp[key] = 50.0
     prior = HexPatterns(5, (gp, gl)).prior(state)
@@ -202,26 +203,46 @@ def test_prior_is_a_distribution_and_follows_the_gammas(tmp_path) -> None:
 
 
 def test_weights_round_trip_and_refusals(tmp_path) -> None:
-    gp, gl = unit_weights()
+    gp, gl, gr = unit_weights()
     gp[[3, 77, PATTERN_COUNT - 1]] = [2.0, 0.25, 9.0]
     gl = np.array([1.0, 4.0, 2.0], np.float32)
+    gr = np.linspace(1.0, 0.1, ROUTE_COUNT).astype(np.float32)
     path = tmp_path / "w.npz"
-    save_weights(path, gp, gl)
-    got_p, got_l = load_weights(path)
+    save_weights(path, gp, gl, gr)
+    got_p, got_l, got_r = load_weights(path)
     assert np.array_equal(got_p, gp) and np.array_equal(got_l, gl)
+    assert np.array_equal(got_r, gr)
+    # a file written before the route factor: every route gamma 1
+    old = tmp_path / "old.npz"
+    keys = np.flatnonzero(gp != 1.0)
+    np.savez_compressed(old, keys=keys.astype(np.int32), gammas=gp[keys], local=gl)
+    assert np.array_equal(load_weights(old)[2], np.ones(ROUTE_COUNT, np.float32))
+    assert np.array_equal(HexPatterns(5, (gp, gl)).weights[2], np.ones(ROUTE_COUNT))
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a file of weights")
     with pytest.raises(ValueError, match="bad.npz"):
         load_weights(bad)
+    short = tmp_path / "short.npz"
+    np.savez_compressed(short, keys=keys.astype(np.int32), gammas=gp[keys], local=gl,
+                        route=gr[:5])
+    with pytest.raises(ValueError, match="short.npz"):
+        load_weights(short)
     with pytest.raises(ValueError, match="shapes"):
         HexPatterns(5, (gp[:10], gl))
+    with pytest.raises(ValueError, match="shapes"):
+        HexPatterns(5, (gp, gl, gr[:5]))
+    with pytest.raises(ValueError, match="route"):
+        HexPatterns(5, (gp,))
     gp[5] = 0.0
     with pytest.raises(ValueError, match="positive"):
         HexPatterns(5, (gp, gl))
 
 
 def test_the_shipped_weights_load() -> None:
-    gp, gl = shipped_weights()
+    gp, gl, gr = shipped_weights()
     assert gp.shape == (PATTERN_COUNT,) and gl.shape == (LOCAL_COUNT,)
+    # a cell on both players' shortest routes is the likeliest, one off every route of
+    # both far less
+    assert gr.shape == (ROUTE_COUNT,) and gr[0] == 1.0 and gr[4 * 6 + 4] < 0.2
     assert np.all(gp > 0) and int(np.sum(gp != 1.0)) > 1000
     assert gl[0] == 1.0 and gl[1] > 1.0     # a move beside the last one is likelier

@@ -90,7 +90,8 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
 
 @pytest.mark.parametrize(("prune_ratio", "inferior", "fill_in", "vc_at", "vcm", "rave_prior",
                           "plain", "value"),
-                         [(0.0, True, False, 0, 0.0, 0, 0, 0),
+                         [(0.5, True, False, 4, 3.0, 0, 0, "route"),
+                          (0.0, True, False, 0, 0.0, 0, 0, 0),
                           (0.5, True, False, 0, 0.0, 0, 0, 0),
                           (0.0, False, False, 0, 0.0, 0, 0, 0),
                           (0.0, True, True, 0, 0.0, 0, 0, 0),
@@ -102,12 +103,13 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
                           (0.0, True, False, 4, 0.0, 0, 0, 50)])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
-        rave_prior: int, plain: int, value: int) -> None:
+        rave_prior: int, plain: int, value: int | str) -> None:
     # prior pruning (at a ratio far above any useful one), inferior cells, playouts from
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
     # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
-    # selections that ignore RAVE and a value network's virtual visits (the two-distance
-    # heuristic standing in for one, with many visits) must never make a proof wrong
+    # selections that ignore RAVE, a value network's virtual visits (the two-distance
+    # heuristic standing in for one, with many visits) and the prior's route factor (at
+    # every node, redoing the pruning) must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -116,6 +118,11 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             continue
         mover = state.current_player()
         search = rave(seed=rnd.randrange(1000))
+        if value == "route":
+            search = make_search("rave", heuristic_for(state),
+                                 SearchParams(seed=rnd.randrange(1000), hash_mb=16)).impl
+            assert isinstance(search, RaveSearch)
+            search.route_at = 1
         search.prune_ratio = prune_ratio
         search.inferior = inferior
         search.playout_fill_in = fill_in is True
@@ -124,7 +131,7 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
         search.vcm_bonus = vcm
         search.rave_prior = rave_prior
         search.plain_every = plain
-        if value:
+        if isinstance(value, int) and value:
             search.value = heuristic_for(state, "two_distance")
             search.value_at = 3
             search.value_visits = value
@@ -528,7 +535,7 @@ def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
     state = position("hex(size=7)", ["d4"])
     target = state.string_to_action("b6")
     key = HexPatterns(7).key(state, target)
-    gp, gl = unit_weights()
+    gp, gl, _ = unit_weights()
     gp[key] = 1000.0
     favoured = [c for c in state.legal_actions() if HexPatterns(7).key(state, c) == key]
     search = rave(seed=1)
@@ -549,6 +556,114 @@ def test_the_pattern_prior_steers_the_search_and_prunes() -> None:
     search.clear()
     result = search.run(state, Stopper(iterations=2000))
     assert sum(1 for c in result.children if c.visits) > len(favoured)
+
+
+def routed(state: GameState, seed: int, route_at: int, gr: object, **kw: object) -> RaveSearch:
+    """A search with the real Hex evaluator (whose move codes the route factor reads),
+    the shipped pattern and local gammas and route gammas ``gr``, no knowledge, no
+    H-search and no inferior cells, so that every cell is a child with its prior."""
+    from descent.search_cy.games.hex_patterns import shipped_weights
+
+    search = make_search("rave", heuristic_for(state),
+                         SearchParams(seed=seed, hash_mb=16)).impl
+    assert isinstance(search, RaveSearch)
+    gp, gl, _ = shipped_weights()
+    search.pattern_weights = (gp, gl, gr)
+    search.route_at = route_at
+    search.know_at = 0
+    search.vc_at = 0
+    search.inferior = False
+    for name, value in kw.items():
+        setattr(search, name, value)
+    return search
+
+
+def test_the_route_factor_reweighs_the_prior_of_nodes_visited_enough() -> None:
+    import numpy as np
+
+    from descent.search_cy.games.hex_patterns import ROUTE_COUNT, HexPatterns
+
+    state = position("hex(size=7)", ["b3", "f5"])
+    codes = heuristic_for(state).move_codes(state)
+    gr = np.geomspace(1.0, 0.01, ROUTE_COUNT).astype(np.float32)
+
+    def priors(search: RaveSearch, path: tuple[int, ...] = ()) -> dict[int, float]:
+        return {c[0]: c[7] for c in search._subtree(path)[2]}
+
+    search = routed(state, 2, 0, gr, prune_ratio=0.0)
+    search.run(state, Stopper(iterations=1))
+    plain = priors(search)
+    last = state.history()[-1]
+    assert plain == pytest.approx(HexPatterns(7, search.pattern_weights).prior(state, last))
+    search = routed(state, 2, 30, gr, prune_ratio=0.0)
+    search.run(state, Stopper(iterations=3000))
+    root = priors(search)                      # the root gets it before its first simulation
+    weighted = {c: plain[c] * gr[codes[c]] for c in plain}
+    total = sum(weighted.values())
+    assert root == pytest.approx({c: w / total for c, w in weighted.items()}, rel=1e-4)
+    # a node below the root: with route_at visits it has it, with fewer it has not
+    below = [c for c in search._subtree()[2] if c[6] is not None]
+    seen = {True: 0, False: 0}
+    for child in below:
+        after = state.clone()
+        after.apply_action(child[0])
+        base = HexPatterns(7, search.pattern_weights).prior(after, child[0])
+        mine = priors(search, (child[0],))
+        if not mine:
+            continue                           # not expanded yet
+        if child[6][1] >= 30:
+            codes_after = heuristic_for(after).move_codes(after)
+            w = {c: base[c] * gr[codes_after[c]] for c in base}
+            t = sum(w.values())
+            assert mine == pytest.approx({c: x / t for c, x in w.items()}, rel=1e-4)
+        else:
+            assert mine == pytest.approx(base, rel=1e-5)
+        seen[child[6][1] >= 30] += 1
+    assert seen[True] and seen[False]
+    # without the evaluator's codes (a search's zero evaluator) the prior stays the patterns'
+    zero = rave(seed=2)
+    zero.pattern_weights, zero.route_at = search.pattern_weights, 1
+    zero.vc_at, zero.inferior, zero.prune_ratio = 0, False, 0.0
+    zero.run(state, Stopper(iterations=50))
+    assert priors(zero) == pytest.approx(plain)
+
+
+def test_the_route_factor_redoes_the_prior_pruning() -> None:
+    import numpy as np
+
+    from descent.search_cy.games.hex_patterns import ROUTE_COUNT
+
+    state = position("hex(size=7)", ["b3", "f5"])
+    codes = heuristic_for(state).move_codes(state)
+    # gammas that favour the cells off the routes, which the patterns skip
+    gr = np.geomspace(1e-3, 1.0, ROUTE_COUNT).astype(np.float32)
+    search = routed(state, 3, 1, gr, prune_ratio=0.3)
+    search.run(state, Stopper(iterations=1))
+    children = search._subtree()[2]
+    best = max(c[7] for c in children)
+    for move, visits, *_, pruned, _sub, prior in children:
+        if visits == 0:
+            assert (pruned == 2) == (prior < 0.3 * best)   # SKIPPED_BY_PRIOR
+    # cells the route gammas favour come back, those they disfavour are skipped
+    plain = routed(state, 3, 0, gr, prune_ratio=0.3)
+    plain.run(state, Stopper(iterations=1))
+    skipped_plain = {c[0] for c in plain._subtree()[2] if c[5] == 2}
+    skipped = {c[0] for c in children if c[5] == 2}
+    back, gone = skipped_plain - skipped, skipped - skipped_plain
+    assert back and gone
+    assert min(codes[m] for m in back) > max(codes[m] for m in gone)
+
+
+def test_the_route_factor_is_deterministic_and_moves_the_search() -> None:
+    from descent.search_cy.games.hex_patterns import shipped_weights
+
+    state = position("hex(size=9)", ["e5", "c7"])
+    gr = shipped_weights()[2]
+    a = routed(state, 5, 20, gr).run(state, Stopper(iterations=3000))
+    b = routed(state, 5, 20, gr).run(state, Stopper(iterations=3000))
+    assert a.children == b.children
+    off = routed(state, 5, 0, gr).run(state, Stopper(iterations=3000))
+    assert off.children != a.children
 
 
 def test_pattern_playout_weights_follow_the_board_stone_by_stone() -> None:
@@ -576,7 +691,7 @@ def test_pattern_playouts_draw_cells_in_proportion_to_their_gammas() -> None:
     table = HexPatterns(3)
     centre = table.key(state, 4)
     assert all(table.key(state, c) != centre for c in range(9) if c != 4)
-    gp, gl = unit_weights()
+    gp, gl, _ = unit_weights()
     gp = gp.copy()
     gp[centre] = 8.0                                       # the centre: 8 of 16 in all
     counts = pattern_draws(state, (gp, gl), 100.0, 16000, 1)
