@@ -207,7 +207,9 @@ def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> 
                     pos.append(np.full(len(cells), positions, np.int64))
                     key.append(keys)
                     local.append(codes)
-                    route.append(routes.move_codes(state)[cells].astype(np.int64))
+                    read = routes.move_codes(state)
+                    assert read is not None           # Hex's evaluator always has them
+                    route.append(read[cells].astype(np.int64))
                     target.append(y / y.sum())
                     positions += 1
             state.apply_action(move)

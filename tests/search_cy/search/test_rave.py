@@ -641,7 +641,7 @@ def test_the_route_factor_redoes_the_prior_pruning() -> None:
     search.run(state, Stopper(iterations=1))
     children = search._subtree()[2]
     best = max(c[7] for c in children)
-    for move, visits, *_, pruned, _sub, prior in children:
+    for _move, visits, *_, pruned, _sub, prior in children:
         if visits == 0:
             assert (pruned == 2) == (prior < 0.3 * best)   # SKIPPED_BY_PRIOR
     # cells the route gammas favour come back, those they disfavour are skipped
