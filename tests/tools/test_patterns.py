@@ -67,23 +67,27 @@ def test_bad_records_are_refused_by_name(tmp_path) -> None:
         list(read_records([tmp_path / "missing.jsonl"]))
 
 
-def synthetic(rng: np.random.Generator, positions: int, gk: np.ndarray,
-              gl: np.ndarray) -> Dataset:
-    """Positions of 20 candidates with random keys and codes, each target a one-hot
-    move drawn from the Bradley-Terry model with gammas gk, gl."""
-    pos, key, local, target = [], [], [], []
+def synthetic(rng: np.random.Generator, positions: int, gk: np.ndarray, gl: np.ndarray,
+              gr: np.ndarray | None = None, codes: list[int] | None = None) -> Dataset:
+    """Positions of 20 candidates with random keys and codes (and route codes drawn
+    from ``codes``), each target a one-hot move drawn from the Bradley-Terry model with
+    gammas gk, gl (and gr)."""
+    pos, key, local, route, target = [], [], [], [], []
     for j in range(positions):
         k = rng.integers(0, len(gk), 20)
         c = rng.integers(0, len(gl), 20)
-        g = gk[k] * gl[c]
+        r = np.zeros(20, np.int64) if gr is None else rng.choice(codes or [0], 20)
+        g = gk[k] * gl[c] * (1.0 if gr is None else gr[r])
         y = np.zeros(20)
         y[rng.choice(20, p=g / g.sum())] = 1.0
         pos.append(np.full(20, j))
         key.append(k)
         local.append(c)
+        route.append(r)
         target.append(y)
     return Dataset(np.concatenate(pos), np.concatenate(key), np.concatenate(local),
-                   np.concatenate(target), positions)
+                   np.concatenate(target), positions,
+                   None if gr is None else np.concatenate(route))
 
 
 def test_mm_recovers_known_gammas() -> None:
@@ -110,21 +114,7 @@ def test_mm_recovers_known_route_gammas_over_fixed_pattern_gammas() -> None:
     gl = np.array([1.0, 3.0, 0.5])
     gr = np.ones(ROUTE_COUNT)
     gr[[1, 6, 7, 35]] = [0.5, 0.2, 2.0, 0.05]
-    pos, key, local, route, target = [], [], [], [], []
-    for j in range(6000):
-        k = rng.integers(0, 5, 20)
-        c = rng.integers(0, 3, 20)
-        r = rng.choice([0, 1, 6, 7, 35], 20)
-        g = gk[k] * gl[c] * gr[r]
-        y = np.zeros(20)
-        y[rng.choice(20, p=g / g.sum())] = 1.0
-        pos.append(np.full(20, j))
-        key.append(k)
-        local.append(c)
-        route.append(r)
-        target.append(y)
-    data = Dataset(np.concatenate(pos), np.concatenate(key), np.concatenate(local),
-                   np.concatenate(target), 6000, np.concatenate(route))
+    data = synthetic(rng, 6000, gk, gl, gr, [0, 1, 6, 7, 35])
     got, history = fit_route(data, gk.astype(np.float32), gl.astype(np.float32), 40)
     assert got.shape == (ROUTE_COUNT,) and got[0] == 1.0
     for code in (1, 6, 7, 35):
