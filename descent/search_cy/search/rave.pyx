@@ -587,17 +587,27 @@ cdef class _Tree:
             return -1
         return -1
 
+    cdef void _pos_down(self, int depth) noexcept nogil:
+        """Moves ``pos`` (the root position) along the first ``depth`` moves of the path."""
+        cdef int i
+        for i in range(depth):
+            self.pos.c_apply(self.children[self.path_child[i]].move)
+
+    cdef void _pos_up(self, int depth) noexcept nogil:
+        """Takes back what ``_pos_down(depth)`` played."""
+        cdef int i
+        for i in range(depth):
+            self.pos.c_undo()
+
     cdef void _knowledge(self, int32_t idx, int depth) noexcept nogil:
         """Applies the evaluator's proofs to node idx, reached by the first ``depth``
         moves of the path: a proven win or loss (not at the root, which needs a move),
         or the children outside the mustplay set pruned as losses."""
-        cdef int i, code
+        cdef int code
         self.nodes[idx].known |= KNOWN_GREEDY
-        for i in range(depth):
-            self.pos.c_apply(self.children[self.path_child[i]].move)
+        self._pos_down(depth)
         code = self.know.c_knowledge(self.pos, self.keep)
-        for i in range(depth):
-            self.pos.c_undo()
+        self._pos_up(depth)
         self._apply_knowledge(idx, code, False)
 
     cdef void _route_prior(self, int32_t idx, int depth) noexcept nogil:
@@ -615,11 +625,9 @@ cdef class _Tree:
         nd.known |= KNOWN_ROUTE
         if nd.first < 0:
             return
-        for i in range(depth):
-            self.pos.c_apply(self.children[self.path_child[i]].move)
+        self._pos_down(depth)
         ok = self.know.c_move_codes(self.pos, self.codes)
-        for i in range(depth):
-            self.pos.c_undo()
+        self._pos_up(depth)
         if not ok:
             return
         ch = self.children + nd.first
@@ -665,8 +673,7 @@ cdef class _Tree:
         nd.known |= KNOWN_VALUE
         if nd.first < 0:
             return
-        for i in range(depth):
-            self.pos.c_apply(self.children[self.path_child[i]].move)
+        self._pos_down(depth)
         ch = self.children + nd.first
         for i in range(nd.count):
             self.vslot[i] = -1
@@ -688,8 +695,7 @@ cdef class _Tree:
         for i in range(nd.count):
             if self.vslot[i] >= 0 and k > 0:
                 self._virtual(&ch[i], self.vbuf[self.vslot[i]], side)
-        for i in range(depth):
-            self.pos.c_undo()
+        self._pos_up(depth)
 
     cdef int _value_batch(self, int32_t idx) noexcept:
         """The children of node idx marked in ``vslot`` (the path already on ``pos``),
