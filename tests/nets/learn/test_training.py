@@ -102,7 +102,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
     assert sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == before
     snapshot = load_model(tmp_path / "snap.dnet", "hex(size=3)")
     assert snapshot.weights_sha256 == model.weights_sha256
-    assert snapshot.training.games == 2 and "snapshot" in snapshot.training.note
+    assert snapshot.training.games == first + 1 and "snapshot" in snapshot.training.note
     missing = _descent("--run-dir", str(tmp_path / "nowhere"), "--snapshot",
                        str(tmp_path / "x.dnet"))
     assert missing.returncode == 2 and "config.toml" in missing.stderr
