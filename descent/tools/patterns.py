@@ -221,6 +221,15 @@ def dataset(records: Iterable[dict[str, Any]], min_visits: int = MIN_VISITS) -> 
                    np.concatenate(target), positions, np.concatenate(route))
 
 
+def _relative(gamma: np.ndarray) -> np.ndarray:
+    """Gammas relative to code 0's (MM fixes them only up to a common factor), floored at
+    1e-6; relative to the largest when code 0 drew no share of any target (its MM
+    update is then 0)."""
+    ref = gamma[0] if gamma[0] > 0 else gamma.max()
+    out: np.ndarray = np.maximum(gamma / ref, 1e-6)
+    return out
+
+
 def fit(data: Dataset, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Gammas by minorization-maximization: (pattern gammas over every key, local
     gammas with the code 0 at 1, the mean log-likelihood after each iteration)."""
@@ -239,7 +248,7 @@ def fit(data: Dataset, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, li
         e = np.bincount(data.pos, gk[kidx] * gl[data.local], data.positions)
         den = np.bincount(data.local, gk[kidx] / e[data.pos], LOCAL_COUNT)
         gl = np.where(den > 0, wins_l / np.maximum(den, 1e-300), 1.0)
-        gl = np.maximum(gl / gl[0], 1e-6)
+        gl = _relative(gl)
         history.append(log_likelihood(data, gk[kidx] * gl[data.local]))
     gp = np.ones(PATTERN_COUNT, np.float32)
     gp[used] = gk
@@ -263,7 +272,7 @@ def fit_route(data: Dataset, gp: np.ndarray, gl: np.ndarray,
         e = np.bincount(data.pos, base * gr[codes], data.positions)
         den = np.bincount(codes, base / e[data.pos], ROUTE_COUNT)
         gr = np.where(den > 0, wins / np.maximum(den, 1e-300), 1.0)
-        gr = np.maximum(gr / gr[0], 1e-6)
+        gr = _relative(gr)
         history.append(log_likelihood(data, base * gr[codes]))
     return gr.astype(np.float32), history
 

@@ -123,6 +123,25 @@ def test_mm_recovers_known_route_gammas_over_fixed_pattern_gammas() -> None:
     assert all(b >= a - 1e-9 for a, b in zip(history, history[1:], strict=False))
 
 
+def test_route_gammas_stay_finite_when_code_0_never_wins() -> None:
+    # code 0 on candidates with gamma 0 in the model that drew the targets: no share of
+    # any target ever falls on it, and the fit must still give finite gammas (relative to
+    # the largest) whose ratios are the model's
+    from descent.search_cy.games.hex_patterns import ROUTE_COUNT
+
+    rng = np.random.default_rng(9)
+    gk = np.ones(3)
+    gl = np.ones(2)
+    gr = np.ones(ROUTE_COUNT)
+    gr[[0, 3, 4]] = [0.0, 1.0, 4.0]
+    data = synthetic(rng, 3000, gk, gl, gr, [0, 3, 4])
+    assert data.target[data.routes() == 0].sum() == 0
+    got, history = fit_route(data, gk.astype(np.float32), gl.astype(np.float32), 30)
+    assert np.all(np.isfinite(got)) and np.all(np.isfinite(history))
+    assert got.max() == 1.0 and got[0] == pytest.approx(1e-6)
+    assert abs(np.log(got[4] / got[3] / 4.0)) < 0.3
+
+
 def test_dataset_reads_positions_in_the_mover_frame() -> None:
     record = {"size": 5, "moves": [12, 7, 8], "visits": [None, [[7, 900], [0, 100]],
                                                         [[8, 1000]]]}

@@ -171,6 +171,12 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef inline bint _routed(Child c, int ncells) noexcept nogil:
+    """Whether the route factor weighs child c: a cell neither inferior nor proven lost
+    (the swap keeps its own prior)."""
+    return c.move < ncells and c.pruned != INFERIOR and c.pruned != LOST_BY_KNOWLEDGE
+
+
 cdef inline int _colour(const int8_t* board, int x) noexcept nogil:
     """Stone colour of a ring code: 0 empty, 1 black, 2 white (edges count as stones)."""
     if x >= 0:
@@ -621,7 +627,7 @@ cdef class _Tree:
         cdef Child* ch
         cdef int i
         cdef bint ok
-        cdef double before = 0.0, after = 0.0, best = 0.0, scale
+        cdef double before = 0.0, after = 0.0, scale
         nd.known |= KNOWN_ROUTE
         if nd.first < 0:
             return
@@ -632,8 +638,7 @@ cdef class _Tree:
             return
         ch = self.children + nd.first
         for i in range(nd.count):
-            if ch[i].move >= self.ncells or ch[i].pruned == INFERIOR \
-                    or ch[i].pruned == LOST_BY_KNOWLEDGE:
+            if not _routed(ch[i], self.ncells):
                 continue
             before += ch[i].prior
             ch[i].prior = <float>(ch[i].prior * self.pat.c_route_gamma(self.codes[ch[i].move]))
@@ -642,16 +647,23 @@ cdef class _Tree:
             return
         scale = before / after
         for i in range(nd.count):
-            if ch[i].move >= self.ncells or ch[i].pruned == INFERIOR \
-                    or ch[i].pruned == LOST_BY_KNOWLEDGE:
+            if not _routed(ch[i], self.ncells):
                 continue
             ch[i].prior = <float>(ch[i].prior * scale)
+        self._prune_by_prior(ch, nd.count)
+
+    cdef void _prune_by_prior(self, Child* ch, int count) noexcept nogil:
+        """The prior pruning over ``count`` children: a child never visited whose prior
+        falls under ``prune_ratio`` of the best is skipped, a skipped one that rises above
+        it comes back (inferior children and proven losses are left alone)."""
+        cdef int i
+        cdef double best = 0.0
         if self.prune_ratio <= 0.0:
             return
-        for i in range(nd.count):
+        for i in range(count):
             if (ch[i].pruned == 0 or ch[i].pruned == SKIPPED_BY_PRIOR) and ch[i].prior > best:
                 best = ch[i].prior
-        for i in range(nd.count):
+        for i in range(count):
             if ch[i].move >= self.ncells:
                 continue
             if ch[i].pruned == SKIPPED_BY_PRIOR and ch[i].prior >= self.prune_ratio * best:
@@ -894,15 +906,7 @@ cdef class _Tree:
                 gsum += g
             for i in range(k):
                 ch[i].prior = <float>(ch[i].prior / gsum)
-            if self.prune_ratio > 0.0:
-                g = 0.0
-                for i in range(k):
-                    if ch[i].prior > g:
-                        g = ch[i].prior
-                for i in range(k):
-                    if (ch[i].prior < self.prune_ratio * g and ch[i].move < self.ncells
-                            and ch[i].pruned != INFERIOR):
-                        ch[i].pruned = SKIPPED_BY_PRIOR
+            self._prune_by_prior(ch, k)
         else:
             for i in range(k):
                 if ch[i].pruned != INFERIOR:
