@@ -108,7 +108,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, metavar="FILE.toml",
                    help="the weights to tune, bounds and steps (default: all, declared "
                         "bounds, a twentieth of the range a step)")
+    p.add_argument("--heuristic", default=None,
+                   help="the heuristic tuned, by name (default: the config's, else the "
+                        "game's default)")
     p.add_argument("--method", choices=METHODS, default="spsa")
+    p.add_argument("--population", type=int, default=12,
+                   help="genetic: chromosomes (the dice-chess study used 300)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="genetic: matches each chromosome starts a generation")
     p.add_argument("--iterations", type=int, default=200,
                    help="matches (spsa, hill) or generations (genetic)")
     p.add_argument("--games", type=int, default=8, help="games a match (even)")
@@ -128,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     if args.config is not None:
         with open(args.config, "rb") as fh:
             config = tomllib.load(fh)
+    if args.heuristic is not None:
+        config["heuristic"] = args.heuristic
     heuristic, params = load_params(game, config)
     search = args.search or ("ubfms" if game.name == "hex" else game.default_search)
     if args.depth <= 0 and args.nodes <= 0:
@@ -151,9 +160,12 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         history = None if args.out is None else stack.enter_context(
             open(args.out / "history.jsonl", "w", encoding="utf-8"))
+        options = ({"population": args.population, "rounds": args.rounds}
+                   if args.method == "genetic" else {})
         tuned = tune(args.method, params, runner, args.iterations, seed=args.seed,
-                     on_step=on_step)
-    result: dict[str, Any] = {"game": game.spec, "method": args.method, "search": search,
+                     on_step=on_step, **options)
+    result: dict[str, Any] = {"game": game.spec, "heuristic": heuristic,
+                              "method": args.method, "search": search,
                               "depth": args.depth, "nodes": args.nodes, "start": start,
                               "tuned": tuned, "games": runner.played,
                               "seconds": round(time.perf_counter() - began, 1)}

@@ -66,7 +66,7 @@ arena "net@descent:search=expectiminimax,model=$dc" \
     "heuristic@descent:search=expectiminimax,model=none" \
     --game dicechess --games 40 --tc 100ms --out "$out/dicechess-heuristic" \
     | tee "$out/dicechess-heuristic.txt"
-"$PY" -m descent.tools.material_baseline --model "$dc" --tc 0.1 --games 40 \
+"$PY" -m descent.tools.dicechess_baselines --model "$dc" --tc 0.1 --games 40 \
     | tee "$out/dicechess-material.txt"
 fi
 

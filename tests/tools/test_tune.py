@@ -11,7 +11,7 @@ import pytest
 
 from descent.engine.engine import Engine
 from descent.engine.settings import Settings
-from descent.search_cy.eval.heuristics import parse_weights
+from descent.search_cy.eval.heuristics import format_weights, parse_weights
 from descent.search_cy.games.registry import make_game
 from descent.tools.cli import main
 from descent.tools.tune import MatchRunner, load_params
@@ -36,6 +36,29 @@ def test_a_short_spsa_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     engine = Engine(Settings(game="einstein", hash_mb=16, model="none",
                              heuristic_weights=printed))
     assert engine.evaluator.weights["tempo"] == weights["tempo"]
+
+
+def test_a_genetic_run_on_a_named_heuristic(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # the study agent's way: the features heuristic, named on the command line, tuned by
+    # the genetic algorithm whose answer is the mean of its final population
+    config = tmp_path / "features.toml"
+    config.write_text("[weights.pawns]\n[weights.hanging_material]\n", encoding="utf-8")
+    out = tmp_path / "ga"
+    assert main(["tune", "--game", "dicechess", "--heuristic", "features", "--config",
+                 str(config), "--method", "genetic", "--population", "4", "--rounds", "1",
+                 "--iterations", "2", "--games", "2", "--depth", "1", "--out",
+                 str(out)]) == 0
+    weights = parse_weights(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(weights) == {"pawns", "hanging_material"}
+    result = json.loads((out / "result.json").read_text())
+    assert result["heuristic"] == "features" and result["method"] == "genetic"
+    # each generation: 4 chromosomes start 1 match of 2 games
+    assert result["games"] == 2 * 4 * 2 and result["tuned"] == weights
+    assert 50.0 <= weights["pawns"] <= 200.0
+    engine = Engine(Settings(game="dicechess", hash_mb=16, model="none", heuristic="features",
+                             heuristic_weights=format_weights(weights)))
+    assert engine.evaluator.weights["pawns"] == weights["pawns"]
 
 
 def test_matches_are_paired_and_deterministic() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
+from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator, DiceChessFeatureEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
 from descent.search_cy.games.registry import Game, parse_spec
@@ -21,7 +21,8 @@ from descent.search_cy.search.evaluator import HeuristicEvaluator
 HEURISTICS: dict[str, dict[str, Callable[[], HeuristicEvaluator]]] = {
     "hex": {"vc": HexVCEvaluator, "two_distance": HexEvaluator},
     "einstein": {"distance": EinsteinEvaluator},
-    "dicechess": {"material": DiceChessEvaluator},
+    # "features": the dice-chess study's kind of evaluation (its agent: at depth 2)
+    "dicechess": {"material": DiceChessEvaluator, "features": DiceChessFeatureEvaluator},
 }
 
 

@@ -38,7 +38,7 @@ cdef class Evaluator:
 
 
 cdef enum:
-    MAX_WEIGHTS = 16
+    MAX_WEIGHTS = 40                     # the dice-chess study agent has 37
 
 
 cdef class HeuristicEvaluator(Evaluator):

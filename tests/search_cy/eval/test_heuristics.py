@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
+from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator, DiceChessFeatureEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
 from descent.search_cy.eval.heuristics import game_name, heuristic_for
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
@@ -528,6 +528,7 @@ BENCH: list[tuple[str, Callable[[], HeuristicEvaluator], int]] = [
     ("hex(size=11)", HexEvaluator, 121),
     ("einstein", EinsteinEvaluator, 60),
     ("dicechess", DiceChessEvaluator, 200),
+    ("dicechess", DiceChessFeatureEvaluator, 200),
 ]
 
 

@@ -1,23 +1,27 @@
-"""A material player as a baseline: depth-2 expectiminimax over material alone.
+"""The dice-chess study's agents as baselines: depth-2 expectiminimax over material, and
+over the study's kind of 37-feature linear evaluation.
 
-This is the dice-chess study's material agent, not its best one: the study's strongest
-(Expecti-300) searched the same two plies (its move, the opponent's die, the opponent's
-reply) but valued the leaves with a 37-feature linear evaluation whose weights were the
-mean of 300 genetic-algorithm chromosomes; that feature set is not reproduced here (the
-study's text is not at hand), so this player keeps its own name. Here it is our
-expectiminimax (``max_depth=2``, the depth counting player plies, chance nodes in
-between averaged exactly) over a material evaluator that reads the network input planes
-(one plane per colour and piece kind, nets.encoding): pawn 1, knight 3, bishop 3, rook 5,
-queen 9; the king is not counted, its capture ends the game and the search values that
-terminal state as a win. The difference is divided by 64, so that every reachable value
-(promotions included) stays inside (-1, 1) and expectations over dice are expectations
-of material, unchanged by any squashing.
+- ``material``: the study's material agent. Our expectiminimax (``max_depth=2``, the
+  depth counting player plies, chance nodes in between averaged exactly) over a material
+  evaluator that reads the network input planes (one plane per colour and piece kind,
+  nets.encoding): pawn 1, knight 3, bishop 3, rook 5, queen 9; the king is not counted,
+  its capture ends the game and the search values that terminal state as a win. The
+  difference is divided by 64, so that every reachable value (promotions included) stays
+  inside (-1, 1) and expectations over dice are expectations of material, unchanged by
+  any squashing.
+- ``study``: the study's strongest agent's method (Expecti-300: the same two plies, the
+  leaves valued by a 37-feature linear evaluation whose weights were the mean of 300
+  genetic-algorithm chromosomes). The study's own feature list is not at hand, so the
+  features are the classical ones of ``DiceChessFeatureEvaluator`` (the heuristic
+  ``features``), with the weights the mean of the final population of 300 chromosomes of
+  ``descent tune --method genetic`` (RESULTS.md, twenty-fourth session): the study's
+  method, our features; it keeps the name "study-style".
 
 Matches are in process, in pairs with the colours reversed and the same dice
 (nets.learn.evaluation):
 
-    python -m descent.tools.material_baseline --model nets/shipped/dicechess-....dnet --tc 0.1
-    python -m descent.tools.material_baseline --player heuristic --tc 0.1  # the C heuristic's score
+    python -m descent.tools.dicechess_baselines --model nets/shipped/dicechess-....dnet
+    python -m descent.tools.dicechess_baselines --player heuristic --baseline study
 """
 
 from __future__ import annotations
@@ -70,14 +74,31 @@ def material_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
                         "expectiminimax", params, nodes=1 << 62)
 
 
+def study_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
+    """The study-style agent: expectiminimax to ``depth`` player plies over the
+    37-feature linear evaluation with its shipped (genetic-algorithm mean) weights."""
+    if prototype.game.name != GAME:
+        raise ValueError(f"the study agent is for dice chess, not {prototype.game.name}")
+    params = SearchParams(max_depth=depth, keep_tree=False, hash_mb=16)
+    return SearchPlayer(f"study-depth{depth}", heuristic_for(prototype, "features"),
+                        "expectiminimax", params, nodes=1 << 62)
+
+
+BASELINES = {"material": material_player, "study": study_player}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="", help="the network (a .dnet model file)")
     parser.add_argument("--player", choices=["model", "heuristic"], default="model",
                         help="the player measured: the network, or the C heuristic")
+    parser.add_argument("--heuristic", default=None,
+                        help="with --player heuristic: its name (default: the game's)")
     parser.add_argument("--search", default="expectiminimax",
                         help="the measured player's search (expectiminimax, ubfms, ...)")
     parser.add_argument("--tc", type=float, default=0.1, help="its seconds a move")
+    parser.add_argument("--baseline", choices=sorted(BASELINES), default="material",
+                        help="the opponent: the material agent or the study-style one")
     parser.add_argument("--depth", type=int, default=2, help="the baseline's depth")
     parser.add_argument("--games", type=int, default=40, help="games (an even number)")
     parser.add_argument("--seed", type=int, default=20261123)
@@ -96,11 +117,11 @@ def main(argv: list[str] | None = None) -> int:
         evaluator = network_evaluator(args.model, prototype, backend=args.backend)
         name = "network"
     else:
-        evaluator = heuristic_for(prototype)
-        name = "heuristic"
+        evaluator = heuristic_for(prototype, args.heuristic)
+        name = "heuristic" if args.heuristic is None else f"heuristic {args.heuristic}"
     player = SearchPlayer(name, evaluator, args.search, SearchParams(hash_mb=64),
                           seconds=args.tc)
-    baseline = material_player(prototype, args.depth)
+    baseline = BASELINES[args.baseline](prototype, args.depth)
 
     def progress(done: int) -> None:
         print(f"\r{done}/{args.games}", end="", file=sys.stderr, flush=True)
