@@ -34,7 +34,7 @@ class Settings:
                 "else the heuristic evaluator)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
-                "two_distance; default: the first)"})
+                "two_distance; dice chess: material | features; default: the first)"})
     heuristic_weights: str = field(default="", metadata={
         "help": "weights of the heuristic evaluator, name=value,... over its defaults "
                 "(what descent tune prints)"})
