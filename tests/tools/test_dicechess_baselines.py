@@ -46,3 +46,8 @@ def test_a_short_match_from_the_command_line(capsys: pytest.CaptureFixture[str])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("heuristic (expectiminimax, 0.01 s a move) vs study-depth1:")
     assert "over 2 games" in line
+    assert main(["--player", "heuristic", "--heuristic", "features", "--baseline",
+                 "material", "--depth", "1", "--tc", "0.01", "--games", "2"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("heuristic features (expectiminimax, 0.01 s a move) vs "
+                           "material-depth1:")
