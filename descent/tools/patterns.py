@@ -232,7 +232,8 @@ def _relative(gamma: np.ndarray) -> np.ndarray:
 
 def fit(data: Dataset, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Gammas by minorization-maximization: (pattern gammas over every key, local
-    gammas with the code 0 at 1, the mean log-likelihood after each iteration)."""
+    gammas relative to code 0's (``_relative``), the mean log-likelihood after each
+    iteration)."""
     from descent.search_cy.games.hex_patterns import LOCAL_COUNT, PATTERN_COUNT
 
     used, kidx = np.unique(data.key, return_inverse=True)
@@ -259,7 +260,8 @@ def fit_route(data: Dataset, gp: np.ndarray, gl: np.ndarray,
               iterations: int = 30) -> tuple[np.ndarray, list[float]]:
     """The route gammas by MM with the pattern and local gammas held where ``fit`` left
     them (the search multiplies them in later, at nodes it has visited a few times):
-    (route gammas with the code 0 at 1, the mean log-likelihood after each iteration).
+    (route gammas relative to code 0's (``_relative``), the mean log-likelihood after
+    each iteration).
     A code never seen keeps gamma 1."""
     from descent.search_cy.games.hex_patterns import ROUTE_COUNT
 
