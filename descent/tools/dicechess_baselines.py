@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search", default="expectiminimax",
                         help="the measured player's search (expectiminimax, ubfms, ...)")
     parser.add_argument("--tc", type=float, default=0.1, help="its seconds a move")
+    parser.add_argument("--player-depth", type=int, default=0,
+                        help="search the measured player to this depth (player plies) "
+                             "instead of by --tc")
     parser.add_argument("--baseline", choices=sorted(BASELINES), default="material",
                         help="the opponent: the material agent or the study-style one")
     parser.add_argument("--depth", type=int, default=2, help="the baseline's depth")
@@ -119,8 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         evaluator = heuristic_for(prototype, args.heuristic)
         name = "heuristic" if args.heuristic is None else f"heuristic {args.heuristic}"
-    player = SearchPlayer(name, evaluator, args.search, SearchParams(hash_mb=64),
-                          seconds=args.tc)
+    if args.player_depth > 0:
+        # a fixed depth: as the baselines search, so equal depths compare evaluations
+        params = SearchParams(max_depth=args.player_depth, keep_tree=False, hash_mb=16)
+        player = SearchPlayer(name, evaluator, args.search, params, nodes=1 << 62)
+        budget = f"depth {args.player_depth}"
+    else:
+        player = SearchPlayer(name, evaluator, args.search, SearchParams(hash_mb=64),
+                              seconds=args.tc)
+        budget = f"{args.tc:g} s a move"
     baseline = BASELINES[args.baseline](prototype, args.depth)
 
     def progress(done: int) -> None:
@@ -129,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = paired_matches(game, player, baseline, args.games, args.seed, on_game=progress)
     print(file=sys.stderr)
     lo, hi = stats.ci95
-    print(f"{name} ({args.search}, {args.tc:g} s a move) vs {baseline.name}: "
+    print(f"{name} ({args.search}, {budget}) vs {baseline.name}: "
           f"{stats.win_rate:.3f} [{lo:.3f}, {hi:.3f}] over {stats.games} games "
           f"(+{stats.wins} ={stats.draws} -{stats.losses})")
     return 0

@@ -51,3 +51,8 @@ def test_a_short_match_from_the_command_line(capsys: pytest.CaptureFixture[str])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("heuristic features (expectiminimax, 0.01 s a move) vs "
                            "material-depth1:")
+    # at a fixed depth: the default heuristic against the study agent, both at depth 1
+    assert main(["--player", "heuristic", "--player-depth", "1", "--baseline", "study",
+                 "--depth", "1", "--games", "4", "--seed", "5"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("heuristic (expectiminimax, depth 1) vs study-depth1:")
