@@ -417,15 +417,18 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
     cdef uint64_t att[2][7]
     cdef uint64_t all_att[2]
     cdef double f[2][N_FEATURES]
+    cdef int movable[2]                 # piece types other than pawns with a move
     cdef uint64_t own, enemy, pieces, pawns, theirs, a, push, k, files
-    cdef int c, o, t, sq, rel, r, fl, ksq, n, best
+    cdef int c, o, t, sq, rel, r, fl, ksq, n, best, moves
     for c in range(2):
         all_att[c] = 0
+        movable[c] = 0
         for t in range(N_FEATURES):
             f[c][t] = 0.0
         own = s.bb[c * 8]
         for t in range(PAWN, KING + 1):
             att[c][t] = 0
+            moves = 0
             pieces = s.bb[c * 8 + t]
             while pieces:
                 sq = dce_ctz(pieces)
@@ -435,8 +438,11 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
                     continue
                 a = _attacks(t, sq, occ)
                 att[c][t] |= a
+                moves += dce_popcount(a & ~own)
+            if t != PAWN:
                 # mobility: pseudo-legal moves of knights, bishops, rooks, queens, king
-                f[c][5 + t - KNIGHT] += dce_popcount(a & ~own)
+                f[c][5 + t - KNIGHT] = moves
+                movable[c] += moves > 0
             all_att[c] |= att[c][t]
     for c in range(2):
         o = c ^ 1
@@ -513,16 +519,7 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
         f[c][34] = n
         # piece types a roll of theirs could move (pawns: a push or a capture)
         push = ((pawns << 8) if c == 0 else (pawns >> 8)) & ~occ
-        n = 1 if (push or (att[c][PAWN] & enemy)) else 0
-        for t in range(KNIGHT, KING + 1):
-            pieces = s.bb[c * 8 + t]
-            while pieces:
-                sq = dce_ctz(pieces)
-                pieces &= pieces - 1
-                if _attacks(t, sq, occ) & ~own:
-                    n += 1
-                    break
-        f[c][35] = n
+        f[c][35] = movable[c] + (1 if (push or (att[c][PAWN] & enemy)) else 0)
         best = 0
         a = all_att[c] & enemy & ~s.bb[o * 8 + KING]
         while a:
