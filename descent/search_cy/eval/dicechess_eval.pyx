@@ -216,11 +216,40 @@ cdef class DiceChessEvaluator(HeuristicEvaluator):
         return _value(<DiceChessState>s, self.w)
 
 
+cdef void _attack_sets(DiceChessState s, int c, uint64_t occ, double mobility_cp,
+                       uint64_t* att, int* moves, long* cp) noexcept nogil:
+    """One walk over side c's pieces, for both evaluations: att[t] the squares its pieces
+    of type t attack; moves[t] their moves to squares c does not hold (pawns: 0, their
+    pushes and captures are counted by the callers); cp[0] += material, piece-square
+    values and mobility_cp a move (pieces other than the king, truncated per piece)."""
+    cdef uint64_t own = s.bb[c * 8]
+    cdef uint64_t pieces, a
+    cdef int t, sq, n
+    for t in range(PAWN, KING + 1):
+        att[t] = 0
+        moves[t] = 0
+        pieces = s.bb[c * 8 + t]
+        while pieces:
+            sq = dce_ctz(pieces)
+            pieces &= pieces - 1
+            cp[0] += VALUE[t] + PST[t][sq ^ 56 if c == 0 else sq]
+            if t == PAWN:
+                att[t] |= PAWN_ATT[c][sq]
+                continue
+            a = _attacks(t, sq, occ)
+            att[t] |= a
+            n = dce_popcount(a & ~own)
+            moves[t] += n
+            if t != KING and n:
+                cp[0] += <long>(mobility_cp * n)
+
+
 cdef double _value(DiceChessState s, const double* w) noexcept nogil:
     cdef uint64_t occ = s.bb[0] | s.bb[8]
     cdef uint64_t att[2][7]             # squares attacked per side and piece type
-    cdef uint64_t own, enemy, pieces, a, push, caps, last, king, targets
+    cdef uint64_t enemy, pieces, push, caps, last, king, targets
     cdef int has_move[2][7]
+    cdef int moves[7]
     cdef int king_types[2]              # bit t: rolling t lets that side take the king
     cdef bint promotes[2]
     cdef double prob[2][7]              # each side's roll distribution
@@ -232,26 +261,10 @@ cdef double _value(DiceChessState s, const double* w) noexcept nogil:
     cdef int c, o, t, u, sq, v, n_moving, x, d
     cdef double sign_x, win_x, win_o
     for c in range(2):
-        own = s.bb[c * 8]
         cp[c] = 0
+        _attack_sets(s, c, occ, w[MOBILITY_CP], att[c], moves, &cp[c])
         for t in range(PAWN, KING + 1):
-            att[c][t] = 0
-            has_move[c][t] = 0
-            pieces = s.bb[c * 8 + t]
-            while pieces:
-                sq = dce_ctz(pieces)
-                pieces &= pieces - 1
-                cp[c] += VALUE[t] + PST[t][sq ^ 56 if c == 0 else sq]
-                if t == PAWN:
-                    att[c][t] |= PAWN_ATT[c][sq]
-                    continue
-                a = _attacks(t, sq, occ)
-                att[c][t] |= a
-                a &= ~own
-                if a:
-                    has_move[c][t] = 1
-                    if t != KING:
-                        cp[c] += <long>(w[MOBILITY_CP] * dce_popcount(a))
+            has_move[c][t] = moves[t] > 0
         pieces = s.bb[c * 8 + PAWN]
         if c == 0:
             push = (pieces << 8) & ~occ
@@ -356,7 +369,45 @@ cdef double _value(DiceChessState s, const double* w) noexcept nogil:
 # chance nodes see the dice.
 
 cdef enum:
-    N_FEATURES = 37
+    # indices into the feature vector, in FEATURE_NAMES order (a test holds them together)
+    F_PAWNS = 0
+    F_KNIGHTS
+    F_BISHOPS
+    F_ROOKS
+    F_QUEENS
+    F_KNIGHT_MOVES
+    F_BISHOP_MOVES
+    F_ROOK_MOVES
+    F_QUEEN_MOVES
+    F_KING_MOVES
+    F_DOUBLED_PAWNS
+    F_ISOLATED_PAWNS
+    F_PASSED_PAWNS
+    F_PASSED_ADVANCE
+    F_PAWN_ADVANCE
+    F_CENTRE_PAWNS
+    F_PAWN_CHAIN
+    F_KNIGHTS_CENTRE
+    F_BISHOP_PAIR
+    F_ROOKS_OPEN
+    F_ROOKS_SEMI_OPEN
+    F_ROOKS_SEVENTH
+    F_UNDEVELOPED_MINORS
+    F_KING_SHIELD
+    F_KING_ZONE_ATTACKS
+    F_KING_OPEN_FILES
+    F_KING_HOME
+    F_KING_CENTRE
+    F_SQUARES_ATTACKED
+    F_CENTRE_CONTROL
+    F_ENEMY_HALF_CONTROL
+    F_PIECES_ATTACKED
+    F_HANGING_MATERIAL
+    F_PIECES_DEFENDED
+    F_KING_ATTACK_TYPES
+    F_MOVABLE_TYPES
+    F_BEST_CAPTURE
+    N_FEATURES
 cdef double FEATURE_SCALE = 1000.0   # centipawns per unit of atanh
 
 FEATURE_NAMES = (
@@ -418,31 +469,21 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
     cdef uint64_t all_att[2]
     cdef double f[2][N_FEATURES]
     cdef int movable[2]                 # piece types other than pawns with a move
+    cdef int moves[7]
+    cdef long material = 0              # the walk's material count, not a feature here
     cdef uint64_t own, enemy, pieces, pawns, theirs, a, push, k, files
-    cdef int c, o, t, sq, rel, r, fl, ksq, n, best, moves
+    cdef int c, o, t, sq, rel, r, fl, ksq, n, best
     for c in range(2):
         all_att[c] = 0
         movable[c] = 0
         for t in range(N_FEATURES):
             f[c][t] = 0.0
-        own = s.bb[c * 8]
+        _attack_sets(s, c, occ, 0.0, att[c], moves, &material)
         for t in range(PAWN, KING + 1):
-            att[c][t] = 0
-            moves = 0
-            pieces = s.bb[c * 8 + t]
-            while pieces:
-                sq = dce_ctz(pieces)
-                pieces &= pieces - 1
-                if t == PAWN:
-                    att[c][t] |= PAWN_ATT[c][sq]
-                    continue
-                a = _attacks(t, sq, occ)
-                att[c][t] |= a
-                moves += dce_popcount(a & ~own)
             if t != PAWN:
                 # mobility: pseudo-legal moves of knights, bishops, rooks, queens, king
-                f[c][5 + t - KNIGHT] = moves
-                movable[c] += moves > 0
+                f[c][F_KNIGHT_MOVES + t - KNIGHT] = moves[t]
+                movable[c] += moves[t] > 0
             all_att[c] |= att[c][t]
     for c in range(2):
         o = c ^ 1
@@ -451,28 +492,28 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
         pawns = s.bb[c * 8 + PAWN]
         theirs = s.bb[o * 8 + PAWN]
         for t in range(PAWN, QUEEN + 1):
-            f[c][t - PAWN] = dce_popcount(s.bb[c * 8 + t])
+            f[c][F_PAWNS + t - PAWN] = dce_popcount(s.bb[c * 8 + t])
         # pawn structure
         for fl in range(8):
             n = dce_popcount(pawns & FILE_MASK[fl])
             if n > 1:
-                f[c][10] += n - 1
+                f[c][F_DOUBLED_PAWNS] += n - 1
             if n and not (pawns & ADJ_FILES[fl]):
-                f[c][11] += n
+                f[c][F_ISOLATED_PAWNS] += n
         pieces = pawns
         while pieces:
             sq = dce_ctz(pieces)
             pieces &= pieces - 1
             rel = (sq >> 3) if c == 0 else 7 - (sq >> 3)
-            f[c][14] += rel - 1
+            f[c][F_PAWN_ADVANCE] += rel - 1
             if not (FRONT_SPAN[c][sq] & theirs):
-                f[c][12] += 1
-                f[c][13] += rel - 1
-        f[c][15] = dce_popcount(pawns & CENTRE4)
-        f[c][16] = dce_popcount(pawns & att[c][PAWN])
+                f[c][F_PASSED_PAWNS] += 1
+                f[c][F_PASSED_ADVANCE] += rel - 1
+        f[c][F_CENTRE_PAWNS] = dce_popcount(pawns & CENTRE4)
+        f[c][F_PAWN_CHAIN] = dce_popcount(pawns & att[c][PAWN])
         # pieces
-        f[c][17] = dce_popcount(s.bb[c * 8 + KNIGHT] & CENTRE16)
-        f[c][18] = 1.0 if dce_popcount(s.bb[c * 8 + BISHOP]) >= 2 else 0.0
+        f[c][F_KNIGHTS_CENTRE] = dce_popcount(s.bb[c * 8 + KNIGHT] & CENTRE16)
+        f[c][F_BISHOP_PAIR] = 1.0 if dce_popcount(s.bb[c * 8 + BISHOP]) >= 2 else 0.0
         pieces = s.bb[c * 8 + ROOK]
         while pieces:
             sq = dce_ctz(pieces)
@@ -480,46 +521,47 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
             files = FILE_MASK[sq & 7]
             if not (files & pawns):
                 if files & theirs:
-                    f[c][20] += 1
+                    f[c][F_ROOKS_SEMI_OPEN] += 1
                 else:
-                    f[c][19] += 1
+                    f[c][F_ROOKS_OPEN] += 1
             rel = (sq >> 3) if c == 0 else 7 - (sq >> 3)
             if rel == 6:
-                f[c][21] += 1
-        f[c][22] = dce_popcount((s.bb[c * 8 + KNIGHT] | s.bb[c * 8 + BISHOP]) & HOME_MINORS[c])
+                f[c][F_ROOKS_SEVENTH] += 1
+        f[c][F_UNDEVELOPED_MINORS] = dce_popcount(
+            (s.bb[c * 8 + KNIGHT] | s.bb[c * 8 + BISHOP]) & HOME_MINORS[c])
         # the king (none once captured: the game is over, its features stay 0)
         k = s.bb[c * 8 + KING]
         if k:
             ksq = dce_ctz(k)
             r = ksq >> 3
             fl = ksq & 7
-            f[c][23] = dce_popcount(pawns & SHIELD[c][ksq])
-            f[c][24] = dce_popcount(KING_ATT[ksq] & all_att[o])
+            f[c][F_KING_SHIELD] = dce_popcount(pawns & SHIELD[c][ksq])
+            f[c][F_KING_ZONE_ATTACKS] = dce_popcount(KING_ATT[ksq] & all_att[o])
             for n in range(max(fl - 1, 0), min(fl + 1, 7) + 1):
                 if not (pawns & FILE_MASK[n]):
-                    f[c][25] += 1
-            f[c][26] = 1.0 if r == (0 if c == 0 else 7) else 0.0
-            f[c][27] = max(abs(2 * r - 7), abs(2 * fl - 7)) // 2
+                    f[c][F_KING_OPEN_FILES] += 1
+            f[c][F_KING_HOME] = 1.0 if r == (0 if c == 0 else 7) else 0.0
+            f[c][F_KING_CENTRE] = max(abs(2 * r - 7), abs(2 * fl - 7)) // 2
         # control and threats
-        f[c][28] = dce_popcount(all_att[c])
-        f[c][29] = dce_popcount(all_att[c] & CENTRE4)
-        f[c][30] = dce_popcount(all_att[c] & ENEMY_HALF[c])
+        f[c][F_SQUARES_ATTACKED] = dce_popcount(all_att[c])
+        f[c][F_CENTRE_CONTROL] = dce_popcount(all_att[c] & CENTRE4)
+        f[c][F_ENEMY_HALF_CONTROL] = dce_popcount(all_att[c] & ENEMY_HALF[c])
         pieces = own & ~s.bb[c * 8 + KING]
-        f[c][31] = dce_popcount(pieces & all_att[o])
-        f[c][33] = dce_popcount(pieces & all_att[c])
+        f[c][F_PIECES_ATTACKED] = dce_popcount(pieces & all_att[o])
+        f[c][F_PIECES_DEFENDED] = dce_popcount(pieces & all_att[c])
         a = pieces & all_att[o] & ~all_att[c]
         while a:
             sq = dce_ctz(a)
             a &= a - 1
-            f[c][32] += PAWN_UNITS[s.board[sq] & 7]
+            f[c][F_HANGING_MATERIAL] += PAWN_UNITS[s.board[sq] & 7]
         n = 0
         for t in range(PAWN, KING + 1):
             if att[c][t] & s.bb[o * 8 + KING]:
                 n += 1
-        f[c][34] = n
+        f[c][F_KING_ATTACK_TYPES] = n
         # piece types a roll of theirs could move (pawns: a push or a capture)
         push = ((pawns << 8) if c == 0 else (pawns >> 8)) & ~occ
-        f[c][35] = movable[c] + (1 if (push or (att[c][PAWN] & enemy)) else 0)
+        f[c][F_MOVABLE_TYPES] = movable[c] + (1 if (push or (att[c][PAWN] & enemy)) else 0)
         best = 0
         a = all_att[c] & enemy & ~s.bb[o * 8 + KING]
         while a:
@@ -527,7 +569,7 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
             a &= a - 1
             if PAWN_UNITS[s.board[sq] & 7] > best:
                 best = PAWN_UNITS[s.board[sq] & 7]
-        f[c][36] = best
+        f[c][F_BEST_CAPTURE] = best
     for t in range(N_FEATURES):
         out[t] = f[0][t] - f[1][t]
 
