@@ -51,10 +51,15 @@ GAME_LEVELS: dict[str, dict[str, float]] = {
                   "intermediate": 4.42, "advanced": 10.95, "expert": 18.19, "master": 64.4},
     "einstein": {"random": 0.001, "beginner": 0.5936, "novice": 2.133, "casual": 3.824,
                  "intermediate": 6.307, "advanced": 10.23, "expert": 18.21, "master": 37.71},
-    # Hex 11x11 with rave (the one-ply tree), 200,000 stones a move; other Hex searches
-    # (UBFM_s with a network) value moves on other scales and keep STRENGTH_LEVELS
+    # Hex 11x11 with rave (the one-ply tree), 200,000 stones a move
     "hex:rave": {"random": 0.001, "beginner": 0.5738, "novice": 0.9359, "casual": 1.341,
             "intermediate": 1.807, "advanced": 2.467, "expert": 3.577, "master": 7.956},
+    # Hex 11x11 with UBFM_s (its stored tree) over the C heuristic, 20,000 nodes a move
+    # (twenty-fifth session). A network's values are read on the same scale (a win is 1,
+    # rminimax.pyx), so UBFM_s with a network uses them too, though they were measured
+    # over the heuristic's. Other Hex searches keep STRENGTH_LEVELS.
+    "hex:ubfms": {"random": 0.001, "beginner": 0.2302, "novice": 0.5005, "casual": 1.761,
+                  "intermediate": 5.3, "advanced": 9.541, "expert": 21.86, "master": 42.78},
 }
 
 MAX_LEVEL = "max"

@@ -19,6 +19,7 @@ from descent.search_cy.search.bestfirst import BestFirstSearch
 from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.strength import (
+    GAME_LEVELS,
     STRENGTH_LEVELS,
     THETA_MAX,
     THETA_MIN,
@@ -62,6 +63,23 @@ def test_named_levels() -> None:
     assert parse_strength("master") == 150.0
     thetas = list(STRENGTH_LEVELS.values())
     assert thetas == sorted(thetas)
+
+
+def test_calibrated_levels_name_every_level_in_order() -> None:
+    # each calibrated table (a game, or a game and its search) gives every named level a
+    # theta, weakest first, and parse_strength reads the table of the game and search
+    for key, table in GAME_LEVELS.items():
+        assert list(table) == list(STRENGTH_LEVELS), key
+        thetas = list(table.values())
+        assert thetas == sorted(thetas) and len(set(thetas)) == len(thetas), key
+        game, _, search = key.partition(":")
+        for name, theta in table.items():
+            assert parse_strength(name, game, search or None) == theta
+    # a search without a table of its own: the game's table, else the general levels
+    assert parse_strength("novice", "einstein", "mcts") == GAME_LEVELS["einstein"]["novice"]
+    assert parse_strength("novice", "hex", "descent") == STRENGTH_LEVELS["novice"]
+    assert parse_strength("novice", "hex", "ubfms") == GAME_LEVELS["hex:ubfms"]["novice"]
+    assert parse_strength("novice", "hex", "rave") == GAME_LEVELS["hex:rave"]["novice"]
 
 
 def test_numeric_levels_are_geometric() -> None:
