@@ -58,8 +58,8 @@ GAME_LEVELS: dict[str, dict[str, float]] = {
     # (twenty-fifth session). A network's values are read on the same scale (a win is 1,
     # rminimax.pyx), so UBFM_s with a network uses them too, though they were measured
     # over the heuristic's. Other Hex searches keep STRENGTH_LEVELS.
-    "hex:ubfms": {"random": 0.001, "beginner": 0.2302, "novice": 0.5005, "casual": 1.761,
-                  "intermediate": 5.3, "advanced": 9.541, "expert": 21.86, "master": 42.78},
+    "hex:ubfms": {"random": 0.001, "beginner": 0.1785, "novice": 1.213, "casual": 4.519,
+                  "intermediate": 6.686, "advanced": 14.49, "expert": 26.0, "master": 54.24},
 }
 
 MAX_LEVEL = "max"
