@@ -157,6 +157,9 @@ COMMANDS: dict[str, Command] = {
     "distill": Command("Hex value network taught by rave: positions of recorded games "
                        "valued by the search, and the network fitted on them",
                        *_lazy("descent.tools.distill", "configure", "run")),
+    "labels": Command("Hex training data: self-play games of the default player, each "
+                      "position with the search's value and visits, in resumable shards",
+                      *_lazy("descent.tools.labels", "configure", "run")),
     "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
                     "hill climbing, genetic algorithm)",
                     *_lazy("descent.tools.tune", "configure", "run")),

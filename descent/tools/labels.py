@@ -1,0 +1,472 @@
+"""``descent labels``: training data that accumulates, from self-play of the default player.
+
+Hex's learned networks need tens of thousands of games labelled by a strong search, far
+more than one machine makes in one sitting, so generation resumes wherever it stopped and
+keeps what it made in a folder of compressed shards with a manifest::
+
+    descent labels generate data/labels/hex11 --size 11 --sims 1000 --hours 2 -j 2
+    descent labels info data/labels/hex11
+
+Each game is ``rave`` (the default Hex player: MCTS with RAVE, the pattern prior, H-search
+and inferior cells, the VC heuristic) against itself at ``--sims`` simulations a move: a
+uniformly random first stone, then moves drawn in proportion to visits squared up to
+``patterns.OPENING_PLIES``, then the search's choice. The game ends when a search proves
+its root (the winner is then known; the filling moves after a proof teach nothing). Every
+searched position is kept with the search's value (player 0's view, exact when proven) and
+its visit distribution over the root's children (the policy target); with probability
+``--branch`` the position after a uniformly random move is searched too and kept the same
+way, so that the value network also sees the children of bad moves.
+
+Games are numbered within a stream (``--stream``): game ``i`` of stream ``s`` is played with
+seed ``s * 1_000_000 + i``, so it is the same game on any machine and at any ``-j``, and two
+machines that generate at once use two streams. A shard is written (atomically) every
+``--shard-games`` finished games and when generation stops (``--hours``, ``--games``,
+SIGINT or SIGTERM); games still being played are lost, never half-written. The manifest is
+rebuilt from the shards' own metadata after each one, so shards copied in from another
+machine join with ``descent labels index``.
+
+A shard (``s<stream>-<first>-<last>.npz``, NumPy's compressed archive, no pickles) holds:
+
+- per game: ``game_stream``, ``game_index``, ``game_seed``, ``game_winner`` (0 or 1) and
+  its moves (``game_moves`` concatenated, ``game_offset`` of length games + 1);
+- per position: ``pos_game`` (the game's row in this shard), ``pos_ply`` (how many of the
+  game's moves lead to it), ``pos_extra`` (the random move played after them, or -1),
+  ``value``, ``proven``, ``best`` (the search's move) and the visits of the root's children
+  (``policy_action`` and ``policy_visits`` concatenated, ``policy_offset``);
+- ``meta``: JSON (UTF-8 bytes) with the game spec, the generating player and the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+STREAM_STRIDE = 1_000_000
+
+
+@dataclass(frozen=True)
+class Player:
+    """The generating player, as recorded in every shard."""
+
+    size: int = 11
+    sims: int = 1000
+    branch: float = 0.25
+    search: str = "rave"
+    heuristic: str = "vc"
+
+    @property
+    def game(self) -> str:
+        return f"hex(size={self.size})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "search": self.search, "heuristic": self.heuristic,
+                "sims": self.sims, "branch": self.branch}
+
+
+@dataclass
+class GameRecord:
+    """One finished self-play game and its labelled positions."""
+
+    stream: int
+    index: int
+    seed: int
+    moves: list[int]
+    winner: int
+    plies: list[int] = field(default_factory=list)
+    extras: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    proven: list[bool] = field(default_factory=list)
+    best: list[int] = field(default_factory=list)
+    policy: list[list[tuple[int, int]]] = field(default_factory=list)
+
+    def add(self, ply: int, extra: int, result: Any) -> None:
+        self.plies.append(ply)
+        self.extras.append(extra)
+        self.values.append(float(result.value))
+        self.proven.append(bool(result.resolved))
+        self.best.append(int(result.action))
+        self.policy.append([(int(c.action), int(c.visits)) for c in result.children
+                            if c.visits > 0])
+
+
+def game_seed(stream: int, index: int) -> int:
+    return stream * STREAM_STRIDE + index
+
+
+def play_game(task: tuple[Player, int, int]) -> GameRecord:
+    """One self-play game of ``player`` (a module-level function for the process pool)."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.games.registry import make_game
+    from descent.search_cy.search.api import SearchParams, make_search
+    from descent.search_cy.search.stopper import Stopper
+    from descent.tools.patterns import selfplay_move
+
+    player, stream, index = task
+    seed = game_seed(stream, index)
+    rng = random.Random(seed)
+    state = make_game(player.game).new_initial_state()
+    evaluator = heuristic_for(state, player.heuristic)
+    search = make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
+    side = make_search(player.search, evaluator, SearchParams(seed=seed + 1, hash_mb=64))
+    first = rng.randrange(player.size * player.size)
+    state.apply_action(first)
+    record = GameRecord(stream, index, seed, [first], winner=-1)
+    while not state.is_terminal():
+        result = search.run(state, Stopper(iterations=player.sims))
+        record.add(len(record.moves), -1, result)
+        if result.resolved:            # proven: the winner is known, the rest is filling
+            record.winner = 0 if result.value > 0 else 1
+            break
+        if player.branch > 0.0 and rng.random() < player.branch:
+            legal = state.legal_actions()
+            extra = legal[rng.randrange(len(legal))]
+            state.apply_action(extra)
+            if not state.is_terminal():
+                record.add(len(record.moves), extra, side.run(state, Stopper(
+                    iterations=player.sims)))
+            state.undo()
+        action = selfplay_move(result, len(record.moves), rng)
+        state.apply_action(action)
+        record.moves.append(action)
+    if record.winner < 0:
+        record.winner = 0 if state.terminal_value() > 0 else 1
+    return record
+
+
+def _concat(parts: Sequence[Sequence[int]], dtype: Any) -> tuple[npt.NDArray[Any],
+                                                                 npt.NDArray[np.int64]]:
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in parts])
+    flat = np.fromiter((x for p in parts for x in p), dtype=dtype, count=int(offsets[-1]))
+    return flat, offsets
+
+
+def shard_arrays(player: Player, games: Sequence[GameRecord]) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of one shard of ``games`` (see the module's docstring)."""
+    moves, game_offset = _concat([g.moves for g in games], np.int16)
+    policies = [p for g in games for p in g.policy]
+    actions, policy_offset = _concat([[a for a, _ in p] for p in policies], np.int16)
+    visits = np.fromiter((n for p in policies for _, n in p), dtype=np.int32,
+                         count=len(actions))
+    meta = {"format": FORMAT, "player": player.to_json(), "games": len(games),
+            "positions": len(policies), "stream": sorted({g.stream for g in games})}
+    return {
+        "game_stream": np.array([g.stream for g in games], dtype=np.int32),
+        "game_index": np.array([g.index for g in games], dtype=np.int32),
+        "game_seed": np.array([g.seed for g in games], dtype=np.int64),
+        "game_winner": np.array([g.winner for g in games], dtype=np.int8),
+        "game_moves": moves, "game_offset": game_offset,
+        "pos_game": np.array([row for row, g in enumerate(games) for _ in g.plies],
+                             dtype=np.int32),
+        "pos_ply": np.array([p for g in games for p in g.plies], dtype=np.int16),
+        "pos_extra": np.array([e for g in games for e in g.extras], dtype=np.int16),
+        "value": np.array([v for g in games for v in g.values], dtype=np.float32),
+        "proven": np.array([p for g in games for p in g.proven], dtype=np.bool_),
+        "best": np.array([b for g in games for b in g.best], dtype=np.int16),
+        "policy_action": actions, "policy_visits": visits, "policy_offset": policy_offset,
+        "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8),
+    }
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Writes ``path`` through a temporary file in its folder and a rename, so that a
+    reader (or a killed writer) never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_shard(folder: Path, player: Player, games: Sequence[GameRecord]) -> Path:
+    """Writes one shard of ``games`` (all of one stream) and rebuilds the manifest."""
+    stream = games[0].stream
+    if any(g.stream != stream for g in games):
+        raise ValueError("a shard holds the games of one stream")
+    indices = sorted(g.index for g in games)
+    path = folder / f"s{stream}-{indices[0]:06d}-{indices[-1]:06d}.npz"
+    if path.exists():
+        raise FileExistsError(f"{path} exists: a stream's games are written once")
+    arrays = shard_arrays(player, sorted(games, key=lambda g: g.index))
+    _atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+    index(folder)
+    return path
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    with np.load(path, allow_pickle=False) as z:
+        meta: dict[str, Any] = json.loads(bytes(z["meta"]).decode())
+        meta["games_done"] = [[int(s), int(i)] for s, i in zip(z["game_stream"],
+                                                                z["game_index"], strict=True)]
+    return meta
+
+
+def index(folder: Path) -> dict[str, Any]:
+    """Rebuilds ``folder``'s manifest from its shards and returns it: every shard's file,
+    player, counts and SHA-256, and the totals. A shard of another game or format is a
+    ValueError naming it."""
+    shards = []
+    game = None
+    for path in sorted(folder.glob("s*-*-*.npz")):
+        try:
+            meta = read_meta(path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"{path}: not a labels shard ({exc})") from None
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{path}: labels format {meta.get('format')!r}, not {FORMAT}")
+        game = game or meta["player"]["game"]
+        if meta["player"]["game"] != game:
+            raise ValueError(f"{path}: {meta['player']['game']} among {game} shards")
+        streams: dict[int, list[int]] = {}
+        for s, i in meta["games_done"]:
+            streams.setdefault(s, []).append(i)
+        shards.append({"file": path.name, "player": meta["player"], "games": meta["games"],
+                       "positions": meta["positions"],
+                       "games_by_stream": {str(s): _ranges(sorted(v))
+                                           for s, v in sorted(streams.items())},
+                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    manifest = {"format": FORMAT, "game": game, "shards": shards,
+                "games": sum(s["games"] for s in shards),
+                "positions": sum(s["positions"] for s in shards)}
+    text = json.dumps(manifest, indent=1) + "\n"
+    _atomic_write(folder / MANIFEST, lambda f: f.write(text.encode()))
+    return manifest
+
+
+def _ranges(values: Sequence[int]) -> list[list[int]]:
+    """Sorted integers as inclusive [first, last] runs (a manifest stays short)."""
+    out: list[list[int]] = []
+    for v in values:
+        if out and out[-1][1] == v - 1:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return out
+
+
+def done_games(folder: Path, stream: int) -> set[int]:
+    """The indices of ``stream``'s games already in ``folder``'s shards."""
+    done: set[int] = set()
+    for path in folder.glob(f"s{stream}-*-*.npz"):
+        done.update(i for s, i in read_meta(path)["games_done"] if s == stream)
+    return done
+
+
+class _Stop:
+    """Set by SIGINT or SIGTERM: generation stops taking games and writes what it has."""
+
+    def __init__(self) -> None:
+        self.set = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.set = True
+
+
+def generate(folder: Path, player: Player, *, games: int = 0, hours: float = 0.0,
+             stream: int = 1, jobs: int = 1, shard_games: int = 100,
+             log: Any = None) -> int:
+    """Plays new games of ``stream`` into ``folder`` until ``games`` more are done (0: no
+    count), ``hours`` have passed (0: no limit) or SIGINT/SIGTERM; returns the number of
+    games written. Blocks."""
+    if games < 0 or hours < 0 or (games == 0 and hours == 0) or jobs < 1 \
+            or shard_games < 1 or stream < 0 or player.sims < 1 \
+            or not 0.0 <= player.branch <= 1.0 or not 2 <= player.size <= 25:
+        raise ValueError("labels generate needs --games or --hours, jobs and shard games "
+                         ">= 1, a stream >= 0, sims >= 1, 0 <= branch <= 1, size 2..25")
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in folder.glob("s*-*-*.npz"):
+        theirs = read_meta(path)["player"]
+        if theirs != player.to_json():
+            raise ValueError(f"{path} was made by {theirs}, not {player.to_json()}: "
+                             "one folder holds one player's games")
+    done = done_games(folder, stream)
+    deadline = time.monotonic() + hours * 3600.0 if hours > 0 else float("inf")
+    stop = _Stop()
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    pending: list[GameRecord] = []
+    written = 0
+
+    def tasks() -> Iterator[tuple[Player, int, int]]:
+        i = 0
+        while True:
+            if i not in done:
+                yield player, stream, i
+            i += 1
+
+    def flush() -> None:
+        nonlocal written
+        if pending:
+            write_shard(folder, player, pending)
+            written += len(pending)
+            if log is not None:
+                log(f"{len(pending)} games written ({written} this run)")
+            pending.clear()
+
+    import multiprocessing
+
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_signals)
+    try:
+        # a bounded window of tasks, so that a stop loses at most ``jobs`` games in play
+        window: list[Any] = []
+        source = tasks()
+        while True:
+            while len(window) < jobs and (games == 0 or written + len(pending)
+                                          + len(window) < games):
+                window.append(pool.apply_async(play_game, (next(source),)))
+            if not window:
+                break
+            ready = [r for r in window if r.ready()]
+            if not ready:
+                if stop.set or time.monotonic() >= deadline:
+                    break
+                window[0].wait(0.5)
+                continue
+            for r in ready:
+                window.remove(r)
+                pending.append(r.get())
+            if len(pending) >= shard_games:
+                flush()
+            if stop.set or time.monotonic() >= deadline:
+                break
+    finally:
+        pool.terminate()
+        pool.join()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        flush()
+    return written
+
+
+def _ignore_signals() -> None:
+    """Pool workers leave SIGINT and SIGTERM to the parent, which writes what is done."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@dataclass
+class Labels:
+    """Every shard of a folder, concatenated (see the module's docstring for the arrays);
+    ``pos_game`` indexes the concatenated games."""
+
+    size: int
+    arrays: dict[str, npt.NDArray[Any]]
+
+    @property
+    def positions(self) -> int:
+        return int(len(self.arrays["value"]))
+
+    def moves(self, position: int) -> list[int]:
+        """The moves that lead to position ``position`` (its game's first ``pos_ply``,
+        then its random move if it has one)."""
+        a = self.arrays
+        g = int(a["pos_game"][position])
+        start = int(a["game_offset"][g])
+        out = [int(m) for m in a["game_moves"][start:start + int(a["pos_ply"][position])]]
+        if int(a["pos_extra"][position]) >= 0:
+            out.append(int(a["pos_extra"][position]))
+        return out
+
+    def policy(self, position: int) -> npt.NDArray[np.float32]:
+        """The visit distribution of position ``position`` over the board's cells."""
+        a = self.arrays
+        lo, hi = int(a["policy_offset"][position]), int(a["policy_offset"][position + 1])
+        out = np.zeros(self.size * self.size, dtype=np.float32)
+        visits = a["policy_visits"][lo:hi].astype(np.float32)
+        out[a["policy_action"][lo:hi]] = visits / max(float(visits.sum()), 1.0)
+        return out
+
+
+def load(folder: Path) -> Labels:
+    """Every shard of ``folder`` (as its manifest lists them, checked against their
+    SHA-256) as one ``Labels``."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    parts: list[dict[str, npt.NDArray[Any]]] = []
+    for shard in manifest["shards"]:
+        path = folder / shard["file"]
+        if hashlib.sha256(path.read_bytes()).hexdigest() != shard["sha256"]:
+            raise ValueError(f"{path}: its SHA-256 is not the manifest's")
+        with np.load(path, allow_pickle=False) as z:
+            parts.append({k: z[k] for k in z.files if k != "meta"})
+    if not parts:
+        raise ValueError(f"{folder}: no shards")
+    size = int(manifest["game"].split("size=")[1].rstrip(")"))
+    out: dict[str, npt.NDArray[Any]] = {}
+    games = positions = moves = policy = 0
+    for part in parts:
+        shifted = dict(part)
+        shifted["pos_game"] = part["pos_game"] + games
+        shifted["game_offset"] = part["game_offset"][:-1] + moves
+        shifted["policy_offset"] = part["policy_offset"][:-1] + policy
+        games += len(part["game_index"])
+        positions += len(part["value"])
+        moves += int(part["game_offset"][-1])
+        policy += int(part["policy_offset"][-1])
+        for k, v in shifted.items():
+            out.setdefault(k, []).append(v)  # type: ignore[arg-type]
+    arrays = {k: np.concatenate(v) for k, v in out.items()}  # type: ignore[arg-type]
+    arrays["game_offset"] = np.append(arrays["game_offset"], moves)
+    arrays["policy_offset"] = np.append(arrays["policy_offset"], policy)
+    return Labels(size, arrays)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
+    g = sub.add_parser("generate", help="self-play games of the default player into shards")
+    g.add_argument("folder", type=Path, help="labels folder (created; resumed if it exists)")
+    g.add_argument("--size", type=int, default=11)
+    g.add_argument("--sims", type=int, default=1000, help="rave simulations a move")
+    g.add_argument("--branch", type=float, default=0.25,
+                   help="probability of also labelling a random move's position")
+    g.add_argument("--games", type=int, default=0, help="stop after this many new games")
+    g.add_argument("--hours", type=float, default=0.0, help="stop after this long")
+    g.add_argument("--stream", type=int, default=1,
+                   help="game numbering stream (one per machine generating at once)")
+    g.add_argument("--shard-games", type=int, default=100, help="games a shard")
+    g.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
+    i = sub.add_parser("info", help="a labels folder's counts (rebuilds its manifest)")
+    i.add_argument("folder", type=Path)
+    x = sub.add_parser("index", help="rebuild a labels folder's manifest from its shards")
+    x.add_argument("folder", type=Path)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.labels_command == "generate":
+        player = Player(size=args.size, sims=args.sims, branch=args.branch)
+        started = time.monotonic()
+        written = generate(args.folder, player, games=args.games, hours=args.hours,
+                           stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,
+                           log=lambda text: print(text, flush=True))
+        elapsed = time.monotonic() - started
+        print(f"{written} games in {elapsed:.0f} s "
+              f"({3600.0 * written / max(elapsed, 1e-9):.0f} an hour)")
+        return 0
+    manifest = index(args.folder)
+    if args.labels_command == "info":
+        proven = 0
+        for shard in manifest["shards"]:
+            with np.load(args.folder / shard["file"], allow_pickle=False) as z:
+                proven += int(z["proven"].sum())
+        print(f"{manifest['game']}: {manifest['games']} games, {manifest['positions']} "
+              f"positions ({proven} proven) in {len(manifest['shards'])} shards")
+        for shard in manifest["shards"]:
+            print(f"  {shard['file']}: {shard['games']} games, {shard['positions']} "
+                  f"positions, {shard['player']}")
+    return 0
