@@ -51,9 +51,13 @@ class LineProtocol:
     # the commands that start a new game: a transport's memory of answered requests
     # (MQTT's duplicate-id cache) ends with the game
     new_game_commands: ClassVar[frozenset[str]] = frozenset()
-    # the commands that end the session: a transport stops a running search when it reads
-    # one, so that quit is answered at once even behind a blocking genmove
+    # the commands that end the session
     quit_commands: ClassVar[frozenset[str]] = frozenset({"quit"})
+    # whether a search runs in the background of the command loop (UCI's ``go``): then a
+    # quit or the end of input stops it at once, as Stockfish does. The synchronous
+    # protocols (GTP and its dialects) run every command in order at full strength: a
+    # quit or the end of input behind a genmove takes effect once the move is answered.
+    asynchronous_search: ClassVar[bool] = False
 
     def __init__(self, engine: Engine, send: Send) -> None:
         self.engine = engine

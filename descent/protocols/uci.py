@@ -248,6 +248,7 @@ class _Ticket:
 class UciProtocol(LineProtocol):
     name: ClassVar[str] = "uci"
     new_game_commands: ClassVar[frozenset[str]] = frozenset({"ucinewgame"})
+    asynchronous_search: ClassVar[bool] = True
     commands: ClassVar[dict[str, str]] = {
         "uci": "_cmd_uci",
         "isready": "_cmd_isready",

@@ -59,8 +59,9 @@ def converse(argv: list[str], commands: list[str], expects_reply: Callable[[str]
     ``blank_line_ends``, else it is one line), as GTP controllers and referees do; then
     input ends. Returns everything the engine printed. RuntimeError on a non-zero exit.
 
-    (Sending every line at once would let the engine read a ``quit`` or the end of input
-    while a search runs, and those stop it.)"""
+    (A UCI engine reads a ``quit`` or the end of input sent while it searches as a
+    stop; the synchronous protocols would answer a whole script at once the same way,
+    but a strict client is what controllers are.)"""
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=err, text=True, cwd=cwd)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
+
 PLAY = [sys.executable, "-m", "descent", "play", "--game", "hex(size=5)", "--model", "none",
         "--hash-mb", "16", "--log-level", "warning"]
+# a board the search cannot solve in the time a test waits for it
+LONG = [*PLAY[:5], "hex(size=11)", *PLAY[6:]]
 
 
 def test_a_byte_that_is_not_utf8_is_answered_and_the_engine_goes_on() -> None:
@@ -25,7 +30,7 @@ def test_a_byte_that_is_not_utf8_is_answered_and_the_engine_goes_on() -> None:
 
 
 def test_sigterm_stops_a_long_genmove_and_exits_cleanly() -> None:
-    proc = subprocess.Popen(PLAY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(LONG, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("param_descent move_time 600\ngenmove b\n")
@@ -123,32 +128,107 @@ def _long_genmove(protocol_lines: list[str], args: list[str], then: str | None) 
             proc.kill()
 
 
-def test_gtp_quit_and_end_of_input_stop_a_running_genmove() -> None:
-    """Both waited for the search (17 s with a 20 s move time; forever with a huge clock)."""
-    lines = ["param_descent move_time 600", "genmove b"]
-    for then in ("quit", None):
-        replies = _long_genmove(lines, ["--game", "hex(size=7)", "--model", "none"],
-                                then).split("\n\n")
-        assert replies[0] == "= " and replies[1].startswith("= ") and len(replies[1]) > 3
-        if then == "quit":
-            assert replies[2] == "= "
+NPS = 20000   # nodes-as-time: a move's budget is a node count, whatever the machine's load
 
 
-def test_a_quit_read_before_the_genmove_starts_still_ends_it() -> None:
-    """The reader may see the quit before the main thread starts the genmove queued ahead
-    of it (a slow start-up): the genmove must still answer at once, not after 600 s."""
-    proc = subprocess.run([sys.executable, "-m", "descent", "play", "--hash-mb", "16",
-                           "--log-level", "warning", "--game", "hex(size=7)", "--model",
-                           "none"], input="param_descent move_time 600\ngenmove b\nquit\n",
-                          capture_output=True, text=True, timeout=120)
-    replies = proc.stdout.split("\n\n")
-    assert proc.returncode == 0, proc.stderr
-    assert replies[0] == "= " and replies[1].startswith("= ") and replies[2] == "= "
+def _piped(args: list[str], script: list[str], ending: str | None) -> tuple[str, list[dict]]:
+    """Writes a whole script at once, then ``ending`` (a quit line) or nothing, and closes
+    the input, as a game server or a shell pipe does; returns stdout and the engine's
+    logged moves."""
+    text = "".join(line + "\n" for line in script) + ("" if ending is None else ending + "\n")
+    result = subprocess.run([sys.executable, "-m", "descent", "play", "--hash-mb", "16",
+                             "--log-level", "info", "--nodes-per-second", str(NPS), *args],
+                            input=text, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    return result.stdout, [e for e in events if e.get("event") == "move"]
 
 
-def test_ewn_quit_stops_a_running_genmove() -> None:
-    lines = ["time_settings 100000 0 0", "setup red A1 B1 C1 A2 B2 A3",
-             "setup blue E5 D5 C5 E4 D4 E3", "genmove red 3"]
-    replies = _long_genmove(lines, ["--game", "einstein", "--model", "none"],
-                            "quit").split("\n\n")
-    assert replies[3].startswith("= ") and replies[4] == "= ", replies
+def _at_full_strength(moves: list[dict], count: int) -> None:
+    """Every logged move spent its budget: neither cut by the quit or the end of input
+    behind it nor answered before a search."""
+    assert len(moves) == count, moves
+    for move in moves:
+        assert move["stop"] != "stopped", move
+        assert move["resolved"] or move["nodes"] >= 0.95 * move["budget"][1] * NPS, move
+
+
+@pytest.mark.parametrize("ending", ["quit", None])
+def test_gtp_script_piped_whole_is_answered_in_order_at_full_strength(
+        ending: str | None) -> None:
+    """``printf 'boardsize 11\\ngenmove b\\n' | descent play`` answered a1 after 0 nodes:
+    the end of input (or a quit) behind the genmove stopped it before it began."""
+    script = ["boardsize 7", "param_descent move_time 0.5", "genmove b", "genmove w", "name"]
+    out, moves = _piped(["--game", "hex(size=7)", "--model", "none"], script, ending)
+    replies = out.split("\n\n")
+    assert replies[:2] == ["= ", "= "] and replies[4] == "= descent", replies
+    assert replies[2] != "= a1" and replies[2].startswith("= "), replies
+    if ending == "quit":
+        assert replies[5] == "= ", replies
+    _at_full_strength(moves, 2)
+
+
+@pytest.mark.parametrize("ending", ["quit", None])
+def test_ewn_script_piped_whole_is_answered_at_full_strength(ending: str | None) -> None:
+    script = ["setup red A1 B1 C1 A2 B2 A3", "setup blue E5 D5 C5 E4 D4 E3", "genmove red 3",
+              "genmove blue 5"]
+    out, moves = _piped(["--game", "einstein", "--model", "none"], script, ending)
+    replies = out.split("\n\n")
+    assert all(r.startswith("= ") and len(r) > 3 for r in replies[2:4]), replies
+    _at_full_strength(moves, 2)
+
+
+@pytest.mark.parametrize("ending", ["exit", None])
+def test_ntu_script_piped_whole_is_answered_at_full_strength(ending: str | None) -> None:
+    script = ["time_setting 100", "ini R", "get R 3 A1 B1 C1 A2 B2 A3 E5 E4 D5 D4 C5 E3",
+              "get R 6 A1 B1 C1 A2 B2 A3 E5 E4 D5 D4 C5 E3"]
+    out, moves = _piped(["--game", "einstein", "--protocol", "ntu", "--model", "none"],
+                        script, ending)
+    answers = out.splitlines()
+    assert answers[0] == "ok" and len(answers) == 4, answers
+    assert all(len(a.split()) == 2 for a in answers[2:]), answers
+    _at_full_strength(moves, 2)
+
+
+def test_sigint_cuts_the_search_and_the_session_goes_on() -> None:
+    """SIGINT is GoGui's other interrupt: the running genmove answers at once with its move
+    so far and the engine reads on; a SIGINT with no search running ends the session."""
+    proc = subprocess.Popen(LONG, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("param_descent move_time 600\ngenmove b\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "= \n"
+        proc.stdout.readline()
+        time.sleep(1.0)                               # genmove is thinking (600 s)
+        proc.send_signal(signal.SIGINT)
+        move = proc.stdout.readline()
+        assert move.startswith("= ") and len(move.split()[1]) >= 2, move
+        assert proc.stdout.readline() == "\n"
+        proc.stdin.write("name\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "= descent\n"
+        proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)               # idle: the session ends
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_sigterm_drops_the_queued_commands() -> None:
+    """SIGTERM during a 600 s genmove with another queued behind it: the first answers with
+    its move so far, the queued one never runs, the process exits 0 at once."""
+    proc = subprocess.Popen(LONG, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("param_descent move_time 600\ngenmove b\ngenmove w\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == "= \n"
+    proc.stdout.readline()
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.startswith("= ") and out.count("= ") == 1, out

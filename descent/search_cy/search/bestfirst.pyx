@@ -809,7 +809,9 @@ cdef class BestFirstSearch:
 
     def run(self, GameState state, Stopper stopper) -> SearchResult:
         """Searches until the stopper fires or the root is resolved, on ``params.threads``
-        threads. Blocks."""
+        threads. Blocks. Unless the root is resolved already, one iteration always completes
+        (at a fresh root: its expansion, every child valued), whatever the stopper says
+        (a stop already asked for, a spent clock): no move without a search behind it."""
         cdef Node* root
         cdef int64_t ridx
         cdef int best
@@ -994,7 +996,9 @@ cdef class BestFirstSearch:
                     if not any(th.is_alive() for th in threads):
                         break
                     reason = STOP_NONE
-                    if stopper.flag:
+                    if self.iterations == 0:
+                        pass          # no move without a search: one iteration first
+                    elif stopper.flag:
                         reason = STOP_EXTERNAL
                     elif stopper.deadline > 0.0 and monotonic() >= stopper.deadline:
                         reason = STOP_TIME

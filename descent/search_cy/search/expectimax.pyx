@@ -301,9 +301,17 @@ cdef class Expectiminimax:
         if self.nodes >= self.next_poll:
             self._poll()
 
+    cdef inline bint _may_stop(self) noexcept nogil:
+        """Whether a stopper that fired ends the search: not before the main search has
+        completed depth 1 at a player root (no move without a search behind it: depth 1
+        costs one node a move). A chance root has no move to choose and its depth 1 may
+        be the full width of several chance events (EinStein's set-ups: millions of
+        nodes), and a Lazy SMP helper may skip depth 1: those stop at once."""
+        return self.iterations > 0 or self.helper or self.root_player == CHANCE
+
     cdef void _poll(self) noexcept nogil:
         with gil:
-            if self.stopper.c_check(self.nodes, self.iterations):
+            if self.stopper.c_check(self.nodes, self.iterations) and self._may_stop():
                 self.aborted = True
         self.next_poll = self.nodes + POLL_EVERY
         if self.max_nodes > 0 and self.next_poll > self.max_nodes:
@@ -971,11 +979,14 @@ cdef class Expectiminimax:
         """Iterative deepening from depth 1 to params.max_depth until ``stopper`` fires.
 
         Blocks (without the GIL between stopper polls); ``stopper.stop()`` from another
-        thread ends it at the next poll. The result is the last completed depth's, unless
+        thread ends it at the next poll. At a player root depth 1 always completes,
+        whatever the stopper says (a stop already asked for, a spent clock, a node limit
+        under depth 1's nodes): no move without a search behind it; the stopper is heeded
+        from then on (``_may_stop``). The result is the last completed depth's, unless
         the interrupted depth found a move better than that depth's best (searched first
         there): then it is that move, with its value and the searched moves as children
-        (if depth 1 did not complete: the best action among those it searched, else the
-        first in move order). ``depth`` stays the last completed depth. The state is
+        (at a chance root, if depth 1 did not complete: the first outcome searched, else
+        the first in order). ``depth`` stays the last completed depth. The state is
         restored.
         """
         cdef int cap, k, d, n, i, p
@@ -1043,7 +1054,7 @@ cdef class Expectiminimax:
         helping = self._start_helpers(state) if self.threads > 1 else None
         try:
             for d in range(1, params.max_depth + 1):
-                if stopper.c_check(self.nodes, self.iterations):
+                if stopper.c_check(self.nodes, self.iterations) and self._may_stop():
                     break
                 if self.helper and ((d + self.skip_phase) // self.skip_size) % 2:
                     continue
@@ -1072,7 +1083,7 @@ cdef class Expectiminimax:
                 for k in range(n):
                     self.root_acts[k] = acts[order[k]]
             stopper.c_finish(reason)
-            if last is None:
+            if last is None:              # a chance root or a helper, stopped at once
                 last = {"action": self.root_acts[0], "value": 0.0, "depth": 0,
                         "resolved": False, "children": [], "index": 0}
             pv = self._pv(last["action"], max(last["depth"], 1))

@@ -1526,8 +1526,10 @@ cdef class RaveSearch:
         """Simulations from ``state`` until ``stopper`` fires or the root is proven.
 
         Blocks (without the GIL between polls); ``stopper.stop()`` from another thread
-        ends it at the next poll. ``nodes`` counts the stones placed (tree and playouts),
-        ``iterations`` the simulations. The state is not touched.
+        ends it at the next poll. A search stopped before its first simulation (a stop
+        already asked for, a spent clock) still runs one: no move without a search behind
+        it. ``nodes`` counts the stones placed (tree and playouts), ``iterations`` the
+        simulations. The state is not touched.
         """
         if not isinstance(state, HexState):
             raise ValueError("the rave search plays Hex only")
@@ -1540,7 +1542,7 @@ cdef class RaveSearch:
         cdef _Tree main
         cdef int k, polls = 0
         cdef long long sims, moves, lead = 0
-        cdef bint done = False, extended = False
+        cdef bint done = False, extended = False, stopping, forced = False
         cdef double remaining, elapsed
         # An elastic clock (a main time or a Canadian block: the stopper's maximum is past
         # its target) keeps what one move does not spend for the next ones: only there is
@@ -1564,7 +1566,8 @@ cdef class RaveSearch:
                 for t in trees:
                     sims += (<_Tree>t).sims
                     moves += (<_Tree>t).moves
-                if stopper.c_check(moves, sims):
+                stopping = stopper.c_check(moves, sims)
+                if stopping and (sims > 0 or forced):
                     if (elastic and not extended and not done and stopper.reason == STOP_TIME
                             and self.extend_unstable > 1.0):
                         extended = True
@@ -1588,6 +1591,12 @@ cdef class RaveSearch:
                 k = CHUNK
                 if stopper.max_iterations:
                     k = min(k, stopper.max_iterations - sims)
+                if stopping:
+                    # no move without a search behind it: a search stopped before its
+                    # first simulation (a stop already asked for, a spent clock) still
+                    # runs one, which follows the prior's best child
+                    k = 1
+                    forced = True
                 with nogil:
                     main.run_chunk(k)
                 if main.value_error is not None:

@@ -447,12 +447,17 @@ def test_an_interrupted_depth_counts_only_where_it_found_a_better_move() -> None
     assert kept and switched, (kept, switched)
 
 
-def test_a_tiny_budget_still_returns_a_legal_action() -> None:
+def test_a_tiny_budget_still_completes_depth_1() -> None:
+    # no move without a search behind it: a node budget under depth 1's nodes is heeded
+    # only once depth 1 is complete
     state = make_game("dicechess").new_initial_state()
     state.apply_action(state.chance_outcomes()[0][0])
     result = search(state, ZeroEvaluator(), Stopper(nodes=1), max_depth=5)
+    depth1 = search(state, ZeroEvaluator(), Stopper(iterations=1), max_depth=5)
     assert result.action in state.legal_actions()
-    assert result.iterations == 0
+    assert (result.iterations, result.depth) == (1, 1)
+    assert (result.action, result.nodes) == (depth1.action, depth1.nodes)
+    assert result.stop_reason == "nodes"
 
 
 def test_iteration_and_time_limits_and_the_runner() -> None:
