@@ -232,3 +232,36 @@ def test_sigterm_drops_the_queued_commands() -> None:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out.startswith("= ") and out.count("= ") == 1, out
+
+
+def _depth1_values(fen: str, roll: int) -> dict[str, float]:
+    """Each move's value after a one-iteration expectiminimax search (depth 1 with the C
+    heuristic), in White's view, by UCI name."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.games.registry import make_game
+    from descent.search_cy.search.api import SearchParams, make_search
+    from descent.search_cy.search.stopper import Stopper
+
+    state = make_game("dicechess").state_from_text(f"{fen} {'PNBRQK'[roll - 1]}")
+    search = make_search("expectiminimax", heuristic_for(state), SearchParams(hash_mb=16))
+    result = search.run(state, Stopper(iterations=1))
+    return {state.action_to_string(c.action): c.value for c in result.children}
+
+
+@pytest.mark.parametrize("ending", ["stop", "quit", None])
+def test_uci_go_cut_at_once_answers_at_least_a_depth_1_move(ending: str | None) -> None:
+    """UCI's go runs in the background: ``stop``, ``quit`` and the end of input read at once
+    after it cut the search, as Stockfish's do; the bestmove must still be a searched one
+    (it was b1a3, the first move in move order, after 0 nodes)."""
+    fen = "r3k2r/ppp2ppp/2n5/3qp3/8/2N5/PPPP1PPP/R1BQK2R w KQkq - 0 1"
+    script = f"position fen {fen}\ngo dice 2 movetime 600000\n" + \
+        ("" if ending is None else ending + "\n")
+    result = subprocess.run([sys.executable, "-m", "descent", "play", "--game", "dicechess",
+                             "--model", "none", "--hash-mb", "16", "--log-level", "warning"],
+                            input=script, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    moves = [line.split()[1] for line in result.stdout.splitlines()
+             if line.startswith("bestmove")]
+    assert len(moves) == 1, result.stdout
+    values = _depth1_values(fen, 2)
+    assert values[moves[0]] >= max(values.values()) - 1e-9, (moves, values)
