@@ -10,8 +10,8 @@ network evaluations are identical, only the time differs) through the real pools
 ``workers:N`` N of them, ``batched:B`` one process playing B games at once with their
 network calls gathered (``selfplay.batch_games``; ``batched:BxW``: W such processes),
 ``ray:N`` N actors on a local Ray cluster of N CPUs. On a GPU machine, the hex11 run's
-network on 14 CUDA workers, one game each and four at once (RESULTS.md, fifteenth
-session)::
+network on 14 CUDA workers, one game each and four at once (docs/results/speed.md,
+self-play)::
 
     python -m descent.tools.bench_selfplay --config nets/runs/hex11/config.toml \
         --model nets/runs/hex11/model.dnet --iterations 3 --backend torch --device cuda \

@@ -5,7 +5,8 @@
 UBFM_s from the empty board of the model's game, ``--seconds`` per configuration, at each
 thread count with the threads' own backend calls and with gathered calls
 (``SearchParams.gather``). It answers whether threads add throughput on a given machine
-and backend (on the H200, 2026-11-26, they did not: RESULTS.md, "Tenth session").
+and backend (on an H200 they did not: docs/results/speed.md, threads with a network on the
+GPU).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ over the study's kind of 37-feature linear evaluation.
   genetic-algorithm chromosomes). The study's own feature list is not at hand, so the
   features are the classical ones of ``DiceChessFeatureEvaluator`` (the heuristic
   ``features``), with the weights the mean of the final population of 300 chromosomes of
-  ``descent tune --method genetic`` (RESULTS.md, twenty-fourth session): the study's
+  ``descent tune --method genetic`` (docs/results/papers.md, the dice-chess study): the study's
   method, our features; it keeps the name "study-style".
 
 Matches are in process, in pairs with the colours reversed and the same dice

@@ -27,13 +27,13 @@ the value's sign turned where a symmetry swaps the colours), holds out the games
 highest indices (in every file alike), and writes a model file whose value convention is
 the plain gain (tanh in [-1, 1]); ``--skip-proven`` fits the undecided positions only.
 
-The labels kept in ``nets/distill/`` (RESULTS.md, twenty-second session) are, bit for bit::
+The labels kept in ``nets/distill/`` (docs/results/networks.md, distillation) are, bit for bit::
 
     descent distill label nets/patterns/hex11-rave-selfplay.jsonl.xz \
         nets/patterns/hex11-rave-selfplay-round4.jsonl.xz records-2000.jsonl --sims 2000 -j 2
     descent distill selfplay selfplay-2000.jsonl --games 931 --sims 2000 --seed 22 -j 2
 
-and a later session grows them with more ``selfplay`` games (another ``--seed``).
+and more ``selfplay`` games (another ``--seed``) grow them.
 """
 
 from __future__ import annotations

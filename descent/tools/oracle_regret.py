@@ -1,7 +1,7 @@
 """What a stronger engine thinks of each candidate's moves: a paired, low-variance screen.
 
 A 40-game match against MoHex moves by chance as much as most levers are worth (three
-matches of one configuration spread from 27.5% to 42.5%, RESULTS.md, nineteenth session).
+matches of one configuration spread from 27.5% to 42.5%, docs/results/hex.md).
 This tool compares Hex players move by move instead: on the same positions (taken from
 recorded games) each candidate chooses a move under its clock, an oracle engine values the
 position after each distinct move, and the candidates' mean values are compared pairwise,

@@ -14,8 +14,8 @@ terminal positions, and scores each predictor against the outcome (+1 Red wins, 
 For each it prints the raw MSE, the MSE after calibration (quantile bins fitted on one
 half of the sample and scored on the other, so a predictor is not penalised for its
 scale) and the correlation. A static measure: it says what an evaluator knows about
-outcomes of the run's policy, not how well a search plays with it (RESULTS.md, seventh
-session: a network can predict better and play no better).
+outcomes of the run's policy, not how well a search plays with it (docs/results/
+networks.md, what the evaluators know: a network can predict better and play no better).
 
     python -m descent.tools.outcome_fit runs/ewn_term nets/shipped/einstein-*.dnet --sample 100000
 """
@@ -57,7 +57,7 @@ def movable(steps: list[int], die: int) -> list[int]:
 
 
 def _later(dist: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The distribution of T + 1 (the tail stays in the last turn tracked)."""
+    """The distribution of T + 1 (the tail stays in the final turn tracked)."""
     out = np.zeros(TURNS)
     out[1:] = dist[:-1]
     out[-1] += dist[-1]

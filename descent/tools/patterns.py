@@ -17,7 +17,7 @@ A round of expert iteration is::
 The shipped ``descent/search_cy/games/hex_prior.npz`` is, bit for bit, the fit of the
 records in ``nets/patterns/hex11-rave-selfplay.jsonl.xz`` (578 games of 11x11 at 10,000
 simulations a move, played in three rounds: without a prior, then with the fits of the
-rounds before; RESULTS.md, twelfth session)::
+rounds before; docs/results/hex.md, the pattern prior)::
 
     descent patterns fit nets/patterns/hex11-rave-selfplay.jsonl.xz \
         descent/search_cy/games/hex_prior.npz

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The matches behind RESULTS.md's rows for the trained networks. Each network plays with
-# the search the engine gives it by default; "heuristic" is the same search with the C
-# heuristic (model=none) at the same time per move. OpenSpiel's MCTS bots take a number
-# of simulations, not a clock: HEX_SIMS / EWN_SIMS are set so that their mean time per
-# move (printed by descent/tools/move_times.py from the records) matches the time per move.
+# The matches behind docs/results/networks.md's rows for the trained networks. Each
+# network plays with the search the engine gives it by default; "heuristic" is the same
+# search with the C heuristic (model=none) at the same time per move. OpenSpiel's MCTS
+# bots take a number of simulations, not a clock: HEX_SIMS / EWN_SIMS are set so that
+# their mean time per move (printed by descent/tools/move_times.py from the records)
+# matches the time per move.
 # Run it from the repository root: the OpenSpiel bots are test helpers (tests/helpers/bots).
 #
 #   bash docs/train/evaluate.sh OUT_DIR HEX7.dnet EINSTEIN.dnet DICECHESS.dnet [HEX11.dnet]

@@ -198,8 +198,9 @@ cdef class DiceChessEvaluator(HeuristicEvaluator):
     the mover can take with the rolled die is worth +-0.98. Stateless between calls.
     """
 
-    # Tuned by SPSA (descent tune, 5000 matches of 32 games at depth 2; RESULTS.md,
-    # sixteenth session): +27 Elo over the hand-set weights at depth 2, +17 at depth 3.
+    # Tuned by SPSA (descent tune, 5000 matches of 32 games at depth 2; docs/results/
+    # dicechess.md, the tuned weights): +27 Elo over the hand-set weights at depth 2, +17
+    # at depth 3.
     # The hand-set ones were 0.7, 0.3, 0.9, 0.5, 0.8, 0.3, 2500 and 3.
     WEIGHTS = (
         ("gain_roll", 0.926, 0.0, 1.5),
@@ -582,9 +583,10 @@ cdef class DiceChessFeatureEvaluator(HeuristicEvaluator):
     # (name, default, lo, hi) in centipawns per unit of the feature (hanging material and
     # the best capture count pawns: 1, 3, 3, 5, 9). The defaults are the mean of the final
     # population of the genetic algorithm, the study's way (descent tune --method genetic,
-    # 300 chromosomes, 60 generations, 144,000 games at depth 2; RESULTS.md, twenty-fourth
-    # session): 71.3% against the hand-set start over 4000 games. Some signs are the
-    # population's drift along flat directions, not chess knowledge (pieces_defended).
+    # 300 chromosomes, 60 generations, 144,000 games at depth 2; docs/results/papers.md,
+    # the dice-chess study): 71.3% against the hand-set start over 4000 games. Some signs
+    # are the population's drift along flat directions, not chess knowledge
+    # (pieces_defended).
     WEIGHTS = (
         ("pawns", 115.92, 50.0, 200.0),
         ("knights", 326.47, 150.0, 500.0),

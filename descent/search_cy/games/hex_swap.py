@@ -7,10 +7,10 @@ above one half is worth more than a move, so the second player swaps it; the fir
 player, who knows that, opens with the stone whose score is nearest one half: whichever
 the opponent then chooses, it is left the least. (Swapping every stone unless its score
 was below one half at 95%, which most scores of 48 games are not, scored the same
-against MoHex: RESULTS.md, eighteenth session.)
+against MoHex: docs/results/hex.md, tried and rejected.)
 
 The shipped map is ``hex_swap.json`` beside this module: 9x9 and 11x11, built from the
-records in ``nets/swap/`` (RESULTS.md, thirteenth session, says how they were played).
+records in ``nets/swap/`` (docs/results/hex.md, the swap map, says how they were played).
 """
 
 from __future__ import annotations

@@ -40,13 +40,14 @@ STRENGTH_LEVELS: dict[str, float] = {
     "master": 150.0,
 }
 
-# Each game's named levels, calibrated with tools/ladder.py (README, "Strength levels"):
+# Each game's named levels, calibrated with tools/ladder.py (docs/engine.md, "Strength
+# levels"; the ladders: docs/results/papers.md, "The calibrated levels"):
 # the games differ in how far apart their moves' values lie, so one theta is not one
 # strength everywhere. Keys are "game" or "game:search" (the more specific wins); a game
 # without an entry uses STRENGTH_LEVELS.
 GAME_LEVELS: dict[str, dict[str, float]] = {
-    # ladders of numeric levels and max (RESULTS.md, sixteenth session), read at equal
-    # Elo steps from random to max; the dice games at 1000 nodes a move
+    # ladders of numeric levels and max (docs/results/papers.md, the numeric ladders),
+    # read at equal Elo steps from random to max; the dice games at 1000 nodes a move
     "dicechess": {"random": 0.001, "beginner": 0.53, "novice": 1.604, "casual": 2.246,
                   "intermediate": 4.42, "advanced": 10.95, "expert": 18.19, "master": 64.4},
     "einstein": {"random": 0.001, "beginner": 0.5936, "novice": 2.133, "casual": 3.824,
@@ -55,7 +56,7 @@ GAME_LEVELS: dict[str, dict[str, float]] = {
     "hex:rave": {"random": 0.001, "beginner": 0.5738, "novice": 0.9359, "casual": 1.341,
             "intermediate": 1.807, "advanced": 2.467, "expert": 3.577, "master": 7.956},
     # Hex 11x11 with UBFM_s (its stored tree) over the C heuristic, 20,000 nodes a move
-    # (twenty-fifth session). A network's values are read on the same scale (a win is 1,
+    # (docs/results/papers.md). A network's values are read on the same scale (a win is 1,
     # rminimax.pyx), so UBFM_s with a network uses them too, though they were measured
     # over the heuristic's. Other Hex searches keep STRENGTH_LEVELS.
     "hex:ubfms": {"random": 0.001, "beginner": 0.1785, "novice": 1.213, "casual": 4.519,

@@ -601,8 +601,9 @@ def test_among_equally_quick_losses_the_evaluator_picks_the_move(mode: str) -> N
     assert checked >= 5, checked
 
 
-# a MoHex game (records of the eighth session): White to move, Black connected in all but
-# name; every White move had the same value and visits, and the engine answered a1
+# a game of UBFM_s against MoHex (docs/results/hex.md, UBFM_s and the C heuristics): White
+# to move, Black connected in all but name; every White move had the same value and
+# visits, and the engine answered a1
 DECIDED = ("e2 a11 c10 c9 e8 e7 d7 d8 f7 f6 k2 k1 j2 g6 h6 j1 i2 i1 h2 h1 g2 g7 h7 g9 g8 f9 "
            "f8 d9 h5 e9 i8 h10 j9 j3 i3 g1 f2 f1 e1 h4 i4 a9 j8 k11 i11")
 
