@@ -12,18 +12,10 @@ from descent.engine.engine import Engine  # noqa: E402
 from descent.engine.limits import Limits  # noqa: E402
 from descent.engine.settings import Settings  # noqa: E402
 from descent.nets.modelfile import ModelFileError, save_model  # noqa: E402
-from descent.nets.train_quick import train_quick  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def hex5_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("models") / "hex5.dnet"
-    save_model(train_quick("hex(size=5)", preset_name="tiny", steps=5, seed=1), path)
-    return path
-
-
-def test_engine_plays_with_a_model_file(hex5_model: Path) -> None:
-    e = Engine(Settings(game="hex(size=5)", model=str(hex5_model), backend="onnxruntime",
+def test_engine_plays_with_a_model_file(hex5_model_file: Path) -> None:
+    e = Engine(Settings(game="hex(size=5)", model=str(hex5_model_file), backend="onnxruntime",
                         hash_mb=16, seed=1))
     assert e.describe()["evaluator"].startswith("network:")
     assert e.search_name == "ubfms"          # Hex's search for a network (rave is for none)
@@ -32,9 +24,9 @@ def test_engine_plays_with_a_model_file(hex5_model: Path) -> None:
     assert e.evaluator.positions > 0 and e.terminal == "gain"
 
 
-def test_a_model_of_another_game_is_refused(hex5_model: Path) -> None:
+def test_a_model_of_another_game_is_refused(hex5_model_file: Path) -> None:
     with pytest.raises((ModelFileError, ValueError), match="hex"):
-        Engine(Settings(game="hex(size=7)", model=str(hex5_model), hash_mb=16))
+        Engine(Settings(game="hex(size=7)", model=str(hex5_model_file), hash_mb=16))
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
@@ -60,7 +52,7 @@ def test_engine_plays_an_mlp_model_with_the_native_evaluator(game: str,
 
 
 def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
-        hex5_model: Path, tmp_path: Path) -> None:
+        hex5_model_file: Path, tmp_path: Path) -> None:
     from descent.engine.engine import EngineError
     from descent.nets.arch import preset
     from descent.nets.modelfile import ValueSpec, make_model
@@ -79,7 +71,7 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert rave.value.positions > 0          # the root's children, valued in C
     # a convolutional network is called in batches, at nodes of more visits
-    e = Engine(Settings(game=game, model=str(hex5_model), search="rave", hash_mb=16, seed=1,
+    e = Engine(Settings(game=game, model=str(hex5_model_file), search="rave", hash_mb=16, seed=1,
                         backend="onnxruntime"))
     rave = e.search.impl
     assert isinstance(rave.value, BatchEvaluator) and rave.value_at == DEFAULT_VALUE_AT_BATCH

@@ -24,14 +24,12 @@ To add a case, write ``> `` lines into a file (new or existing) and regenerate::
 from __future__ import annotations
 
 import argparse
-import queue
 import re
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
+from tests.helpers.process import EngineProcess
 from tests.helpers.transcripts import parse_file, render_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,35 +46,16 @@ TIMEOUT = 30.0
 Exchange = tuple[str, list[str]]
 
 
-class UciSession:
+class UciSession(EngineProcess):
     """The engine as a subprocess, with line reads under a deadline."""
 
     def __init__(self, extra_args: list[str] | tuple[str, ...] = (),
                  command: list[str] | None = None) -> None:
-        argv = command or [sys.executable, *BASE_ARGS, *extra_args]
-        self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, bufsize=1)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\r\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        super().__init__(command or [sys.executable, *BASE_ARGS, *extra_args])
 
     def read_line(self, timeout: float = TIMEOUT) -> str | None:
         """The next output line; None at the end of the output; TimeoutError."""
-        try:
-            return self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError(f"no output within {timeout} s") from None
+        return self.next_line(timeout)
 
     def read_until(self, done: str, timeout: float = TIMEOUT) -> list[str]:
         """Lines up to and including the first that starts with ``done`` ("" = the end)."""

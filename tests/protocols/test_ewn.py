@@ -4,10 +4,8 @@ hypothesis fuzz in-process."""
 
 from __future__ import annotations
 
-import queue
 import random
 import re
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -16,15 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from descent.engine.engine import Engine
-from descent.engine.settings import Settings
 from descent.protocols.base import clean
 from descent.protocols.ewn import STRONG_SETUP, EwnProtocol, strong_setup_cells
 from descent.search_cy.games.einstein import EinsteinState, cell_name
 from descent.search_cy.games.registry import make_game
+from tests.helpers import protocols as helpers
+from tests.helpers.process import EngineProcess
 from tests.helpers.regen_transcripts_ewn import (
     FIXED_ARGS,
-    ROOT,
     TRANSCRIPTS,
     run_session,
 )
@@ -36,31 +33,13 @@ REPLY = re.compile(r"\A[=?](\d*) [^\n]*(\n[^\n]+)*\n\n\Z")
 
 # -- subprocess helpers (also used by the NTU and OpenSpiel-bot tests) ---------------
 
-class Session:
+class Session(EngineProcess):
     """A ``descent play`` (or any) subprocess driven line by line."""
 
-    def __init__(self, command: list[str]) -> None:
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1,
-                                     cwd=ROOT)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
     def readline(self, timeout: float = 60.0) -> str:
-        line = self.lines.get(timeout=timeout)
+        line = self.next_line(timeout)
         assert line is not None, "the process ended"
         return line
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
 
     def gtp(self, line: str) -> str:
         """Sends a GTP-framed command; returns the reply without its blank line."""
@@ -168,20 +147,11 @@ def test_version_names_search_and_evaluator(extra: tuple[str, ...], evaluator: s
 
 def make_protocol(game: str = "einstein(setup=free)", **changes: object) -> tuple[
         EwnProtocol, list[str]]:
-    out: list[str] = []
-    settings_ = Settings(game=game, seed=1, nodes_per_second=5000, hash_mb=8,
-                         log_level="warning")
-    engine = Engine(settings_)
-    for name, value in changes.items():
-        engine.set_option(name, value)
-    return EwnProtocol(engine, out.append), out
+    return helpers.make_protocol(EwnProtocol, game, options=changes)
 
 
 def ask(protocol: EwnProtocol, out: list[str], line: str) -> str:
-    before = len(out)
-    protocol.handle(line)
-    assert len(out) == before + 1, (line, out[before:])
-    reply = out[-1]
+    reply = helpers.ask(protocol, out, line)
     assert REPLY.match(reply), reply
     return reply
 

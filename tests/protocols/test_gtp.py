@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import queue
 import random
 import re
 import subprocess
@@ -26,9 +25,9 @@ from descent.engine.engine import Decision, Engine, Info
 from descent.engine.limits import Limits
 from descent.engine.settings import Settings
 from descent.protocols.gtp import GtpProtocol
+from tests.helpers.process import EngineProcess
 from tests.helpers.regen_transcripts_gtp import (
     ENGINE_ARGS,
-    ROOT,
     TRANSCRIPTS,
     expects_reply,
     run_session,
@@ -59,28 +58,11 @@ def test_transcript_format_round_trips() -> None:
 
 # -- an interactive engine process ---------------------------------------------------------
 
-class GtpProcess:
+class GtpProcess(EngineProcess):
     """A GTP engine subprocess; ``ask`` sends a line and returns its reply lines."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1, cwd=ROOT)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
     def line(self, timeout: float = REPLY_TIMEOUT) -> str:
-        got = self.lines.get(timeout=timeout)
+        got = self.next_line(timeout)
         if got is None:
             raise EOFError("the engine closed its output")
         return got
@@ -296,7 +278,7 @@ def test_interrupt_ends_a_long_genmove_with_a_legal_move(tmp_path: Path) -> None
             engine.send("# interrupt")
             try:
                 reply = [engine.line(timeout=0.2)]
-            except queue.Empty:
+            except TimeoutError:
                 continue
         assert reply, "no reply to genmove after # interrupt"
         assert engine.line() == ""

@@ -12,11 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from descent.engine.engine import Engine
-from descent.engine.settings import Settings
 from descent.protocols.ntu import NtuProtocol, position_text
 from descent.search_cy.games.einstein import EinsteinState, cell_name, parse_arrangement
 from descent.search_cy.games.registry import make_game
+from tests.helpers import protocols as helpers
 from tests.helpers.regen_transcripts_ewn import (
     TRANSCRIPTS,
     run_session,
@@ -83,18 +82,13 @@ def test_full_game_refereed_through_the_ntu_format() -> None:
 # -- in-process ---------------------------------------------------------------------
 
 def make_protocol(game: str = "einstein") -> tuple[NtuProtocol, list[str]]:
-    out: list[str] = []
-    engine = Engine(Settings(game=game, seed=1, nodes_per_second=5000, hash_mb=8,
-                             log_level="warning"))
-    return NtuProtocol(engine, out.append), out
+    return helpers.make_protocol(NtuProtocol, game)
 
 
 def ask(protocol: NtuProtocol, out: list[str], line: str) -> str:
-    before = len(out)
-    protocol.handle(line)
-    assert len(out) == before + 1, (line, out[before:])
-    assert out[-1].endswith("\n") and out[-1].count("\n") == 1, out[-1]
-    return out[-1][:-1]
+    reply = helpers.ask(protocol, out, line)
+    assert reply.endswith("\n") and reply.count("\n") == 1, reply
+    return reply[:-1]
 
 
 def test_position_text_reads_cells_and_captures() -> None:
