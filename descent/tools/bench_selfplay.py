@@ -13,8 +13,8 @@ network calls gathered (``selfplay.batch_games``; ``batched:BxW``: W such proces
 network on 14 CUDA workers, one game each and four at once (docs/results/speed.md,
 self-play)::
 
-    python -m descent.tools.bench_selfplay --config nets/runs/hex11/config.toml \
-        --model nets/runs/hex11/model.dnet --iterations 3 --backend torch --device cuda \
+    python -m descent.tools.bench_selfplay --config data/runs/hex11/config.toml \
+        --model data/runs/hex11/model.dnet --iterations 3 --backend torch --device cuda \
         --games 56 --modes workers:14,batched:4x14
 
 Each pool first plays a warm-up round (its start, the network's first calls) that is not

@@ -1,6 +1,6 @@
 """Search threads with a network: positions valued a second and positions a backend call.
 
-    python -m descent.tools.bench_threads_net nets/runs/hex11/model.dnet --device cuda
+    python -m descent.tools.bench_threads_net data/runs/hex11/model.dnet --device cuda
 
 UBFM_s from the empty board of the model's game, ``--seconds`` per configuration, at each
 thread count with the threads' own backend calls and with gathered calls

@@ -151,12 +151,13 @@ COMMANDS: dict[str, Command] = {
     "mqtt-bridge": Command("put an external stdio engine (e.g. MoHex) on the MQTT topics",
                            *_lazy("descent.protocols.mqtt_bridge", "configure", "run")),
     "patterns": Command("Hex move prior: rave self-play records, and the pattern gammas "
-                        "fitted on them", *_lazy("descent.tools.patterns", "configure", "run")),
+                        "fitted on them", *_lazy("descent.research.patterns", "configure", "run")),
     "swapmap": Command("Hex swap decisions: rave self-play from every first stone, and the "
-                       "map of which to swap", *_lazy("descent.tools.swapmap", "configure", "run")),
+                       "map of which to swap",
+                       *_lazy("descent.research.swapmap", "configure", "run")),
     "distill": Command("Hex value network taught by rave: positions of recorded games "
                        "valued by the search, and the network fitted on them",
-                       *_lazy("descent.tools.distill", "configure", "run")),
+                       *_lazy("descent.research.distill", "configure", "run")),
     "labels": Command("Hex training data: self-play games of the default player, each "
                       "position with the search's value and visits, in resumable shards",
                       *_lazy("descent.tools.labels", "configure", "run")),

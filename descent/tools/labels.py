@@ -10,7 +10,7 @@ keeps what it made in a folder of compressed shards with a manifest::
 Each game is ``rave`` (the default Hex player: MCTS with RAVE, the pattern prior, H-search
 and inferior cells, the VC heuristic) against itself at ``--sims`` simulations a move: a
 uniformly random first stone, then moves drawn in proportion to visits squared up to
-``patterns.OPENING_PLIES``, then the search's choice. The game ends when a search proves
+``OPENING_PLIES``, then the search's choice. The game ends when a search proves
 its root (the winner is then known; the filling moves after a proof teach nothing). Every
 searched position is kept with the search's value (player 0's view, exact when proven) and
 its visit distribution over the root's children (the policy target); with probability
@@ -56,6 +56,7 @@ import numpy.typing as npt
 FORMAT = 1
 MANIFEST = "manifest.json"
 STREAM_STRIDE = 1_000_000
+OPENING_PLIES = 7       # self-play samples moves by visits squared before this ply
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,16 @@ class GameRecord:
                             if c.visits > 0])
 
 
+def selfplay_move(result: Any, plies: int, rnd: random.Random) -> int:
+    """The move a self-play game plays after the search ``result`` at ply ``plies``: drawn
+    in proportion to visits squared before OPENING_PLIES (unless the position is
+    decided), then the search's own choice."""
+    seen = [(c.action, c.visits) for c in result.children if c.visits > 0]
+    if plies < OPENING_PLIES and not result.resolved and seen:
+        return int(rnd.choices([a for a, _ in seen], weights=[n * n for _, n in seen])[0])
+    return int(result.action)
+
+
 def game_seed(stream: int, index: int) -> int:
     return stream * STREAM_STRIDE + index
 
@@ -113,7 +124,6 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
     from descent.search_cy.games.registry import make_game
     from descent.search_cy.search.api import SearchParams, make_search
     from descent.search_cy.search.stopper import Stopper
-    from descent.tools.patterns import selfplay_move
 
     player, stream, index = task
     seed = game_seed(stream, index)

@@ -8,7 +8,7 @@ import pytest
 
 from descent.tools.bench_threads_net import main, measure
 
-MODEL = Path(__file__).resolve().parents[2] / "nets" / "runs" / "hex11" / "model.dnet"
+MODEL = Path(__file__).resolve().parents[2] / "data" / "runs" / "hex11" / "model.dnet"
 
 
 def test_it_counts_positions_and_calls_with_and_without_gathering() -> None:

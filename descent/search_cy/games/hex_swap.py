@@ -10,7 +10,7 @@ was below one half at 95%, which most scores of 48 games are not, scored the sam
 against MoHex: docs/results/hex.md, tried and rejected.)
 
 The shipped map is ``hex_swap.json`` beside this module: 9x9 and 11x11, built from the
-records in ``nets/swap/`` (docs/results/hex.md, the swap map, says how they were played).
+records in ``data/swap/`` (docs/results/hex.md, the swap map, says how they were played).
 """
 
 from __future__ import annotations
