@@ -18,6 +18,14 @@ game, search and heuristics, batched self-play included) and plays the tasks it 
   come from its own generator, seeded by the run's seed and the game's number, so the
   replayed game is the game the dead actor was playing and nothing of the lost attempt
   is learned.
+- Code: every actor must run the ``descent`` package this process runs. Ray puts the
+  driver's current folder first on its workers' ``sys.path``, so a run started from a
+  clone of the sources (``pip install .`` there, unbuilt ``descent/`` under the current
+  folder) would have its actors import that copy. ``ray.init`` is therefore called from
+  the folder that holds this process's package (``package_root``), and the pool checks,
+  before any game, that each actor started and (on this node) imports the very files
+  this process imports: an actor that cannot start fails the run in seconds with one
+  line that says why (``ValueError``), rather than a pool waiting on dead actors.
 - The learner: killing it loses the games since its last checkpoint, as in a local run;
   ``--resume`` (with or without ``--cluster``) continues the run, which also means that a
   run started locally can go on on a cluster and come back.
@@ -29,10 +37,14 @@ module imports it, and only when a run asks for a cluster.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
+import re
+from collections.abc import Iterator
 from typing import Any
 
+import descent
 from descent.nets.learn.config import TrainConfig
 from descent.nets.learn.workers import PlayedGame, task_numbers
 from descent.nets.modelfile import LoadedModel
@@ -47,6 +59,40 @@ def _ray() -> Any:
     except ImportError:
         raise ValueError(RAY_MISSING) from None
     return ray
+
+
+START_SECONDS = 60.0
+"""How long the pool waits for its actors' first answer before it gives up."""
+
+
+def package_root() -> str:
+    """The folder holding the ``descent`` package this process imported."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(descent.__file__)))
+
+
+@contextlib.contextmanager
+def _working_folder(folder: str) -> Iterator[None]:
+    """This process's current folder is ``folder`` inside the block, then what it was."""
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+_ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception)): (.+)$")
+_IMPORT_FAILED = re.compile(r"ModuleNotFoundError|ImportError|No module named")
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for a Ray error: the last ``SomeError: message`` line of its text (a
+    worker's traceback), or its first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    found = [m for m in map(_ERROR_LINE.match, lines) if m]
+    if found:
+        return f"{found[-1].group(1)}: {found[-1].group(2)}"
+    return lines[0] if lines else type(exc).__name__
 
 
 def _token_auth_when_available() -> None:
@@ -86,6 +132,12 @@ class SelfPlayActor:
     def pid(self) -> int:
         return os.getpid()
 
+    def origin(self) -> tuple[str, str]:
+        """The ``descent`` package this actor runs (its ``__init__.py``) and its node."""
+        import ray
+
+        return os.path.abspath(descent.__file__), ray.get_runtime_context().get_node_id()
+
 
 class RayPool:
     """``workers`` self-play actors on a Ray cluster. Blocks in ``play``.
@@ -93,24 +145,30 @@ class RayPool:
     ``address``: None or "" starts a local cluster in this process (stopped by
     ``close``); ``auto`` joins the cluster started on this machine by ``ray start``;
     ``ray://HOST:PORT`` joins a remote one through Ray Client; any other value is passed
-    to ``ray.init``. ``workers`` 0: one actor per CPU of the cluster.
+    to ``ray.init``. ``workers`` 0: one actor per CPU of the cluster. ``start_seconds``:
+    how long the actors have to answer a first call (``ValueError`` after that, or as
+    soon as one fails to start).
     """
 
     def __init__(self, cfg: TrainConfig, workers: int, address: str | None = None,
-                 num_cpus: int | None = None) -> None:
+                 num_cpus: int | None = None, start_seconds: float = START_SECONDS) -> None:
         ray = _ray()
         self.cfg = cfg
         self.started_here = False
+        self.through_client = bool(address) and str(address).startswith("ray://")
         if not ray.is_initialized():
             options: dict[str, Any] = dict(
                 include_dashboard=False, log_to_driver=False,
                 logging_level=logging.WARNING, configure_logging=True)
-            if address:
-                _token_auth_when_available()
-                ray.init(address=address, **options)
-            else:
-                ray.init(num_cpus=num_cpus, **options)
-                self.started_here = True
+            # Ray's workers put the driver's current folder first on their sys.path:
+            # that folder is made the one holding this process's package
+            with _working_folder(package_root()):
+                if address:
+                    _token_auth_when_available()
+                    ray.init(address=address, **options)
+                else:
+                    ray.init(num_cpus=num_cpus, **options)
+                    self.started_here = True
         if workers <= 0:
             workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.workers = workers
@@ -129,6 +187,34 @@ class RayPool:
         self._sha = ""
         self._model_ref: Any = None
         self.replayed = 0                  # games played again after their actor died
+        try:
+            self._check_started(start_seconds)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_started(self, seconds: float) -> None:
+        """Every actor answers within ``seconds`` and runs this process's ``descent``
+        (the same files where it shares this process's node). ``ValueError`` otherwise."""
+        ray = _ray()
+        calls = [actor.origin.remote() for actor in self.actors]
+        try:
+            origins = ray.get(calls, timeout=seconds)
+        except ray.exceptions.GetTimeoutError:
+            raise ValueError(f"ray workers did not start within {seconds:g} s (is the "
+                             f"cluster short of CPUs for {self.workers} actors?)") from None
+        except ray.exceptions.RayError as exc:
+            line = error_line(exc)
+            what = "import descent" if _IMPORT_FAILED.search(line) else "start"
+            raise ValueError(f"ray workers could not {what}: {line}") from None
+        if self.through_client:
+            return          # this process is not on a node: its files are not theirs
+        here = os.path.abspath(descent.__file__)
+        node = ray.get_runtime_context().get_node_id()
+        for there, their_node in origins:
+            if their_node == node and there != here:
+                raise ValueError(f"ray workers import descent from {there}, this process "
+                                 f"from {here}")
 
     def play(self, first: int, count: int, epsilon: float,
              model: LoadedModel | None) -> list[PlayedGame]:
@@ -156,7 +242,11 @@ class RayPool:
                 idle.append(actor)         # alive, or being restarted by Ray
                 try:
                     games = ray.get(call)
-                except ray.exceptions.RayActorError:
+                except ray.exceptions.RayActorError as exc:
+                    if getattr(exc, "actor_init_failed", False):
+                        # restarted, it could not start again: no live actor to play them
+                        raise ValueError(f"a ray worker could not start: "
+                                         f"{error_line(exc)}") from None
                     # the actor died mid-task: its games start again from their first move
                     self.replayed += len(numbers)
                     waiting.appendleft(numbers)

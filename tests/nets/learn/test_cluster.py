@@ -210,3 +210,96 @@ def test_a_cluster_run_is_a_local_run_and_survives_its_learner(
     n = min(len(expected), len(got))
     assert n >= 2
     assert got[:n] == expected[:n]
+
+
+# -- the package the actors import -------------------------------------------------------
+
+RUN_SECONDS = 600          # generous: a stuck pool is the failure, not a slow machine
+TINY_RUN = ('seed = 7\n[selfplay]\niterations = 12\ngames_per_iteration = 2\nworkers = 1\n'
+            'hash_mb = 4\n[data]\nreplay_games = 8\n[update]\nbatch_size = 32\n'
+            'device = "cpu"\n[eval]\nevery = 0\ngames = 0\n[run]\ncheckpoint_every = 1\n')
+# `descent train` whose Ray workers are pointed at another copy of the package (the
+# folder ray.init runs in, which Ray puts first on its workers' sys.path)
+_POINTED_MAIN = ("import sys\nimport descent.nets.learn.cluster as cluster\n"
+                 "root = sys.argv.pop(1)\ncluster.package_root = lambda: root\n"
+                 "from descent.tools.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+
+
+def _sources(folder: Path, built: bool) -> Path:
+    """A copy of the ``descent`` package in ``folder``: its Python files, and its compiled
+    extensions when ``built``. The folder returned holds ``descent/``."""
+    import descent
+
+    here = Path(descent.__file__).parent
+    keep = ("*.py", "*.so", "*.pyd") if built else ("*.py",)
+    for pattern in keep:
+        for path in here.rglob(pattern):
+            if "__pycache__" in path.parts:
+                continue
+            target = folder / "descent" / path.relative_to(here)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    return folder
+
+
+def _descent_cli() -> list[str]:
+    """The ``descent`` script installed beside this Python, as a user runs it (else
+    ``python -P -m descent``: the current folder kept off sys.path, as the script does)."""
+    script = Path(sys.executable).parent / "descent"
+    return [str(script)] if script.is_file() else [sys.executable, "-P", "-m", "descent"]
+
+
+def _alone_env() -> dict[str, str]:
+    # a local cluster of its own, even while this module's `ray start` cluster is up
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": "local"}
+
+
+def _tiny_train(folder: Path) -> list[str]:
+    (folder / "tiny.toml").write_text(TINY_RUN)
+    return ["train", "--game", "hex(size=3)", "--cluster", "ray", "--run-dir", "R",
+            "--config", "tiny.toml", "--max-iterations", "1", "--quiet"]
+
+
+def test_a_run_started_in_a_folder_of_unbuilt_sources_plays_with_the_installed_package(
+        tmp_path: Path) -> None:
+    # a clone where the user ran `pip install .` and stayed: `descent/` here has no
+    # compiled extensions; Ray puts the current folder first on its workers' sys.path
+    folder = _sources(tmp_path, built=False)
+    done = subprocess.run([*_descent_cli(), *_tiny_train(folder)], cwd=folder,
+                          env=_alone_env(), capture_output=True, text=True,
+                          timeout=RUN_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert (folder / "R" / "checkpoint.pt").is_file()
+    assert "iterations: 1" in done.stdout
+
+
+def _pointed_run(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-P", "-c", _POINTED_MAIN, str(root),
+                           *_tiny_train(tmp_path)], cwd=tmp_path, env=_alone_env(),
+                          capture_output=True, text=True, timeout=RUN_SECONDS)
+
+
+def _error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_workers_that_cannot_import_the_package_fail_the_run_with_one_line(
+        tmp_path: Path) -> None:
+    broken = _sources(tmp_path / "broken", built=False)
+    line = _error(_pointed_run(tmp_path, broken))
+    assert line.startswith("descent train: error: ray workers could not import descent: ")
+    assert "ModuleNotFoundError: No module named 'descent.search_cy" in line
+    assert not (tmp_path / "R" / "checkpoint.pt").exists()
+
+
+def test_workers_that_import_another_copy_of_the_package_fail_the_run_with_one_line(
+        tmp_path: Path) -> None:
+    import descent
+
+    other = _sources(tmp_path / "other", built=True)
+    line = _error(_pointed_run(tmp_path, other))
+    there = other.resolve() / "descent" / "__init__.py"
+    assert line == (f"descent train: error: ray workers import descent from {there}, "
+                    f"this process from {Path(descent.__file__).resolve()}")
