@@ -31,7 +31,7 @@ position) and the same die stream (the pair's seed), once with each player movin
 Each move is checked by our kernels; a crash, an illegal move, a protocol error or a
 timeout loses the game and the reason is recorded; the ply cap draws it.
 
-Output: a live progress line on stderr, then the results on stdout (per player: games,
+Output: a live progress bar (tqdm) on stderr, then the results on stdout (per player: games,
 score, win rate with its 95% interval, Elo difference with its interval; a crosstable for
 tournaments; the SPRT state). With ``--out DIR``: ``DIR/games.jsonl`` (one JSON object per
 game), ``DIR/games/NNNN.{sgf,pgn,txt}`` (SGF for Hex, PGN for dice chess, text for
@@ -514,25 +514,57 @@ class ArenaConfig:
     event: str = "descent arena"
 
 
-def _progress_line(result: ArenaResult, done: int, total: int, running: int) -> str:
-    width = 20
-    filled = int(width * done / total) if total else width
-    bar = "#" * filled + "-" * (width - filled)
-    text = f"[{bar}] {done}/{total}"
-    if running:
-        text += f" ({running} running)"
+def _progress_info(result: ArenaResult, running: int) -> str:
+    """What the progress bar shows after its count: the games under way and, for a
+    match, the score, the Elo difference with its interval and the SPRT's LLR."""
+    parts = [f"{running} running"] if running else []
     if len(result.players) == 2:
         t = result.tally(0, 1)
         s = t.summary()
-        text += (f"  {result.players[0].name} {t.points:g}-{result.tally(1, 0).points:g} "
-                 f"{result.players[1].name}  Elo {fmt_elo(s.elo)}")
+        text = (f"{result.players[0].name} {t.points:g}-{result.tally(1, 0).points:g} "
+                f"{result.players[1].name}  Elo {fmt_elo(s.elo)}")
         if t.games:
             text += f" [{fmt_elo(s.elo_lo)}, {fmt_elo(s.elo_hi)}]"
+        parts.append(text)
         llr = result.llr()
         if llr is not None and result.sprt is not None:
             lo, hi = result.sprt.bounds
-            text += f"  LLR {llr:.2f} [{lo:.2f}, {hi:.2f}]"
-    return text
+            parts.append(f"LLR {llr:.2f} [{lo:.2f}, {hi:.2f}]")
+    return "  ".join(parts)
+
+
+class _Lines:
+    """tqdm's redraws as whole lines, for a progress stream that is no terminal (a log, a
+    pipe), where carriage returns would pile every state on one line; a state that
+    repeats the line before it is dropped."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        line = text.replace("\r", "").rstrip()
+        if line and line != self.last:
+            self.stream.write(line + "\n")
+            self.last = line
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+PROGRESS_LOG_INTERVAL = 10.0     # seconds between progress lines on a stream no terminal
+
+
+def _progress_bar(stream: IO[str], total: int) -> Any:
+    """A tqdm bar of the games on ``stream``: redrawn in place on a terminal, a line at
+    most every PROGRESS_LOG_INTERVAL seconds (and the last state) otherwise."""
+    from tqdm import tqdm
+
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    return tqdm(total=total, unit="game", file=stream if tty else _Lines(stream),
+                mininterval=0.1 if tty else PROGRESS_LOG_INTERVAL, miniters=0,
+                dynamic_ncols=tty, ascii=None if tty else True, leave=True)
 
 
 def _record_path(out: Path, job: Job, players: list[Player]) -> Path:
@@ -564,17 +596,13 @@ def run_arena(config: ArenaConfig,
         log = (config.out / "games.jsonl").open("w", encoding="utf-8")
     lock = threading.Lock()
     started = time.monotonic()
-    interactive = bool(config.progress and getattr(config.progress, "isatty", lambda: False)())
+    bar = None if config.progress is None else _progress_bar(config.progress, len(jobs))
 
     def show(running: int) -> None:
-        if config.progress is None:
+        if bar is None:
             return
-        line = _progress_line(result, len(result.games), len(jobs), running)
-        if interactive:
-            config.progress.write("\r\x1b[2K" + line)
-        else:
-            config.progress.write(line + "\n")
-        config.progress.flush()
+        bar.set_postfix_str(_progress_info(result, running), refresh=False)
+        bar.update(len(result.games) - bar.n)
 
     def one(job: Job) -> Any:
         a, b = players[job.first], players[job.second]
@@ -606,7 +634,10 @@ def run_arena(config: ArenaConfig,
                 if rec["plies"] == 0 and not result.stopped:
                     # a player that cannot start would hand every game to the other
                     result.stopped = f"{failed} cannot play"
-            print(f"descent arena: {line}", file=sys.stderr, flush=True)
+            if bar is not None:     # above the bar, not through it
+                bar.write(f"descent arena: {line}", file=sys.stderr)
+            else:
+                print(f"descent arena: {line}", file=sys.stderr, flush=True)
         with lock:
             result.add(job, entry)
             if log is not None:
@@ -641,9 +672,8 @@ def run_arena(config: ArenaConfig,
         raise
     finally:
         result.elapsed = time.monotonic() - started
-        if config.progress is not None and interactive:
-            config.progress.write("\n")
-            config.progress.flush()
+        if bar is not None:
+            bar.close()
         if log is not None:
             log.close()
         if config.out is not None:

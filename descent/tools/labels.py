@@ -216,7 +216,10 @@ def write_shard(folder: Path, player: Player, games: Sequence[GameRecord]) -> Pa
     if path.exists():
         raise FileExistsError(f"{path} exists: a stream's games are written once")
     arrays = shard_arrays(player, sorted(games, key=lambda g: g.index))
-    _atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+    def write(f: Any) -> None:
+        np.savez_compressed(f, allow_pickle=False, **arrays)
+
+    _atomic_write(path, write)
     index(folder)
     return path
 
@@ -418,7 +421,7 @@ def load(folder: Path) -> Labels:
     if not parts:
         raise ValueError(f"{folder}: no shards")
     size = int(manifest["game"].split("size=")[1].rstrip(")"))
-    out: dict[str, npt.NDArray[Any]] = {}
+    out: dict[str, list[npt.NDArray[Any]]] = {}
     games = positions = moves = policy = 0
     for part in parts:
         shifted = dict(part)
@@ -430,8 +433,8 @@ def load(folder: Path) -> Labels:
         moves += int(part["game_offset"][-1])
         policy += int(part["policy_offset"][-1])
         for k, v in shifted.items():
-            out.setdefault(k, []).append(v)  # type: ignore[arg-type]
-    arrays = {k: np.concatenate(v) for k, v in out.items()}  # type: ignore[arg-type]
+            out.setdefault(k, []).append(v)
+    arrays = {k: np.concatenate(v) for k, v in out.items()}
     arrays["game_offset"] = np.append(arrays["game_offset"], moves)
     arrays["policy_offset"] = np.append(arrays["policy_offset"], policy)
     return Labels(size, arrays)

@@ -3,12 +3,14 @@ test-double engine speaking each protocol), adjudication, logs and records, the 
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -503,7 +505,11 @@ def test_cli_runs_a_match_and_prints_json(fake: Path, tmp_path: Path) -> None:
     summary = json.loads(proc.stdout)
     assert summary["games"] == 2
     assert [p["name"] for p in summary["players"]] == ["first", "second"]
-    assert "[####################] 2/2" in proc.stderr
+    # stderr is a pipe: the progress bar comes as whole lines (no redraws), the last one
+    # with every game played and the score
+    assert "\r" not in proc.stderr
+    last = [line for line in proc.stderr.splitlines() if "game" in line][-1]
+    assert "100%" in last and "2/2" in last and "first" in last and "Elo" in last
     assert len(read_jsonl(out / "games.jsonl")) == 2
     assert len(list((out / "games").glob("*.sgf"))) == 2
 
@@ -514,6 +520,38 @@ def test_cli_rejects_a_protocol_that_is_not_the_games(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2
     assert "played over gtp" in proc.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_progress_bar_shows_the_games_and_the_score(terminal: bool) -> None:
+    """A tqdm bar: redrawn in place on a terminal; on a log, a line at most every
+    PROGRESS_LOG_INTERVAL seconds and the last state."""
+    players = [parse_player("a@gtp:/bin/true", "hex(size=3)"),
+               parse_player("b@gtp:/bin/true", "hex(size=3)")]
+
+    def play(spec: str, commands: object, **kw: Any) -> GameRecord:   # the first player wins
+        return GameRecord(spec, kw["names"][0], kw["names"][1], 0, "normal", ["a1"], plies=1)
+
+    out = _Terminal() if terminal else io.StringIO()
+    result = run_arena(ArenaConfig("hex(size=3)", players, games=4, progress=out), play=play)
+    assert result.tally(0, 1).games == 4
+    text = out.getvalue()
+    assert text.endswith("\n")
+    if terminal:
+        states = [s.strip() for s in text.split("\r") if s.strip()]
+        assert "\n" not in text.rstrip("\n")          # one line, redrawn
+    else:
+        assert "\r" not in text
+        states = text.splitlines()
+        assert len(states) == 2                      # the start and the end: 4 games in 10 s
+    assert "0/4" in states[0]
+    last = states[-1]
+    assert "100%" in last and "4/4" in last and "a 2-2 b  Elo +0.0" in last, last
 
 
 def test_record_of_a_game_record_dict_matches_the_dataclass() -> None:

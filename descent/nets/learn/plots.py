@@ -1,200 +1,222 @@
-"""PNG line charts of a training run without a plotting library.
+"""PNG charts of a training run, drawn with matplotlib.
 
-matplotlib is not a dependency of the engine, so the curves are drawn here on a numpy
-raster (lines, axes, a 3x5 pixel font for titles and tick labels) and written with a
-minimal PNG encoder (zlib + CRC, RGB8). Good enough to watch a run; not publication
-graphics.
+Three charts from the metrics records (``metrics.jsonl``), each over the run's whole
+history: the losses per game played (``loss_figure``), the evaluation win rates with their
+95% intervals as shaded bands and the 0.5 line (``winrate_figure``), and the data produced
+per hour (``throughput_figure``). ``write_plots`` writes them as loss.png, winrate.png and
+throughput.png, each atomically.
+
+matplotlib belongs to the training extra (``pip install 'descent-engine[train]'``), not to
+the engine: it is imported only when a chart is drawn, and without it ``write_plots``
+raises ``PlotsUnavailable``. Figures are built with the object API and rendered by the
+Agg canvas (never pyplot's global state), so drawing works headless and in any thread.
 """
 
 from __future__ import annotations
 
+import io
 import math
-import os
-import struct
-import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from descent.nets.files import atomic_write_bytes
 
-Image = npt.NDArray[np.uint8]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-# 3x5 pixel font: five rows of three pixels per character (lower case drawn as upper).
-_GLYPHS: dict[str, str] = {
-    "A": ".#. #.# ### #.# #.#", "B": "##. #.# ##. #.# ##.", "C": ".## #.. #.. #.. .##",
-    "D": "##. #.# #.# #.# ##.", "E": "### #.. ##. #.. ###", "F": "### #.. ##. #.. #..",
-    "G": ".## #.. #.# #.# .##", "H": "#.# #.# ### #.# #.#", "I": "### .#. .#. .#. ###",
-    "J": "..# ..# ..# #.# .#.", "K": "#.# #.# ##. #.# #.#", "L": "#.. #.. #.. #.. ###",
-    "M": "#.# ### ### #.# #.#", "N": "##. #.# #.# #.# #.#", "O": ".#. #.# #.# #.# .#.",
-    "P": "##. #.# ##. #.. #..", "Q": ".#. #.# #.# ##. .##", "R": "##. #.# ##. #.# #.#",
-    "S": ".## #.. .#. ..# ##.", "T": "### .#. .#. .#. .#.", "U": "#.# #.# #.# #.# ###",
-    "V": "#.# #.# #.# #.# .#.", "W": "#.# #.# ### ### #.#", "X": "#.# #.# .#. #.# #.#",
-    "Y": "#.# #.# .#. .#. .#.", "Z": "### ..# .#. #.. ###", "0": "### #.# #.# #.# ###",
-    "1": ".#. ##. .#. .#. ###", "2": "##. ..# .#. #.. ###", "3": "##. ..# .#. ..# ##.",
-    "4": "#.# #.# ### ..# ..#", "5": "### #.. ##. ..# ##.", "6": ".## #.. ### #.# ###",
-    "7": "### ..# .#. .#. .#.", "8": "### #.# ### #.# ###", "9": "### #.# ### ..# ##.",
-    ".": "... ... ... ... .#.", "-": "... ... ### ... ...", "+": "... .#. ### .#. ...",
-    ":": "... .#. ... .#. ...", "(": ".#. #.. #.. #.. .#.", ")": ".#. ..# ..# ..# .#.",
-    "/": "..# ..# .#. #.. #..", "%": "#.# ..# .#. #.. #.#", "_": "... ... ... ... ###",
-    ",": "... ... ... .#. #..", "=": "... ### ... ### ...", " ": "... ... ... ... ...",
-}
-
-def _glyph(ch: str) -> npt.NDArray[np.bool_]:
-    rows = _GLYPHS.get(ch.upper(), _GLYPHS["-"]).split()
-    return np.array([[c == "#" for c in row] for row in rows], dtype=np.bool_)
+INSTALL_HINT = "pip install 'descent-engine[train]'"
+SIZE = (9.0, 5.0)          # inches
+DPI = 110
 
 
-def draw_text(img: Image, x: int, y: int, text: str, colour: tuple[int, int, int],
-              scale: int = 2) -> int:
-    """Draws ``text`` with its top-left corner at (x, y); returns the width drawn."""
-    cx = x
-    for ch in text:
-        mask = np.kron(_glyph(ch), np.ones((scale, scale), dtype=np.bool_))
-        h, w = mask.shape
-        y0, x0 = max(y, 0), max(cx, 0)
-        y1, x1 = min(y + h, img.shape[0]), min(cx + w, img.shape[1])
-        if y1 > y0 and x1 > x0:
-            region = img[y0:y1, x0:x1]
-            region[mask[y0 - y:y1 - y, x0 - cx:x1 - cx]] = colour
-        cx += 4 * scale
-    return cx - x
+class PlotsUnavailable(ImportError):
+    """matplotlib is not installed (it comes with the training extra)."""
 
 
-def text_width(text: str, scale: int = 2) -> int:
-    return 4 * scale * len(text)
+def _new_figure(rows: int = 1) -> tuple[Figure, list[Axes]]:
+    """A figure with ``rows`` stacked axes sharing x, on the Agg canvas."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise PlotsUnavailable(
+            f"training plots need matplotlib: {INSTALL_HINT}") from exc
+    height = SIZE[1] if rows == 1 else SIZE[1] * 0.7 * rows
+    fig = Figure(figsize=(SIZE[0], height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+    for ax in axes:
+        ax.grid(True, color="0.88", linewidth=0.8)
+        ax.set_axisbelow(True)
+    return fig, list(axes)
 
 
-def draw_line(img: Image, x0: float, y0: float, x1: float, y1: float,
-              colour: tuple[int, int, int], width: int = 1) -> None:
-    steps = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
-    xs = np.rint(np.linspace(x0, x1, steps + 1)).astype(int)
-    ys = np.rint(np.linspace(y0, y1, steps + 1)).astype(int)
-    for dx in range(width):
-        for dy in range(width):
-            px, py = xs + dx - width // 2, ys + dy - width // 2
-            ok = (px >= 0) & (px < img.shape[1]) & (py >= 0) & (py < img.shape[0])
-            img[py[ok], px[ok]] = colour
+def _finite(v: Any) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
 
 
-def png_bytes(img: Image) -> bytes:
-    """RGB8 image (H, W, 3) as PNG bytes."""
-    if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
-        raise ValueError("png_bytes needs a uint8 (H, W, 3) image")
-    height, width = img.shape[:2]
-    raw = np.concatenate([np.zeros((height, 1), np.uint8), img.reshape(height, -1)], axis=1)
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + tag + data
-                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6)) + chunk(b"IEND", b""))
+def _iterations(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r.get("kind", "iteration") == "iteration"]
 
 
-def write_png(path: str | os.PathLike[str], img: Image) -> Path:
-    """Writes the image atomically."""
-    return atomic_write_bytes(path, png_bytes(img), durable=False)
+def _column(rows: Sequence[dict[str, Any]], x: Callable[[dict[str, Any]], Any], key: str,
+            scale: float = 1.0) -> tuple[list[float], list[float]]:
+    """(xs, ys) of the rows that have a finite ``key`` and a finite x."""
+    xs, ys = [], []
+    for r in rows:
+        a, b = _finite(x(r)), _finite(r.get(key))
+        if a is not None and b is not None:
+            xs.append(a)
+            ys.append(b * scale)
+    return xs, ys
 
 
-PALETTE: tuple[tuple[int, int, int], ...] = (
-    (31, 119, 180), (214, 39, 40), (44, 160, 44), (255, 127, 14), (148, 103, 189),
-    (140, 86, 75))
+def _legend(fig: Figure, ax: Axes) -> None:
+    """The legend in its own column right of the plot, never over a curve."""
+    if ax.get_legend_handles_labels()[0]:
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper",
+                   frameon=False)
+
+
+def _no_data(ax: Axes) -> None:
+    ax.text(0.5, 0.75, "no data yet", transform=ax.transAxes, ha="center", va="center",
+            color="0.4", fontsize=12)
+
+
+def loss_figure(records: Sequence[dict[str, Any]], title: str = "") -> Figure:
+    """Training loss and the loss on the iteration's new games (before training on them),
+    per game played; a log scale when they span more than a decade."""
+    rows = _iterations(records)
+    fig, (ax,) = _new_figure()
+    drawn: list[float] = []
+    for key, label in (("loss", "train loss"), ("fresh_loss", "loss on new games")):
+        xs, ys = _column(rows, lambda r: r.get("games_total"), key)
+        if xs:
+            ax.plot(xs, ys, label=label, linewidth=1.4, marker="o" if len(xs) < 30 else None,
+                    markersize=3)
+            drawn += ys
+    if not drawn:
+        _no_data(ax)
+    elif min(drawn) > 0 and max(drawn) / min(drawn) > 10:
+        ax.set_yscale("log")
+    ax.set_title(f"Loss: {title}" if title else "Loss")
+    ax.set_xlabel("games played")
+    ax.set_ylabel("loss (output units)")
+    _legend(fig, ax)
+    return fig
 
 
 @dataclass
-class Series:
-    label: str
-    xs: Sequence[float]
-    ys: Sequence[float]
-    lo: Sequence[float] | None = None     # optional band (confidence interval)
-    hi: Sequence[float] | None = None
+class WinRates:
+    """One opponent's evaluations, in order of games played."""
+    opponent: str
+    games: list[float]
+    rate: list[float]
+    lo: list[float]
+    hi: list[float]
 
 
-def _fmt(v: float) -> str:
-    if v == 0:
-        return "0"
-    if abs(v) >= 1e5 or abs(v) < 1e-3:
-        return f"{v:.1e}".replace("e+0", "e").replace("e-0", "e-")
-    text = f"{v:.3g}"
-    return text
+def win_rates(records: Iterable[dict[str, Any]]) -> list[WinRates]:
+    """Every evaluation of the run (those of iteration records and the final ones of
+    ``kind = "eval"`` records), per opponent, sorted by games played."""
+    points: dict[str, list[tuple[float, float, float, float]]] = {}
+    for r in records:
+        x = _finite(r.get("games_total"))
+        if x is None:
+            continue
+        for opp, stats in (r.get("eval") or {}).items():
+            rate = _finite(stats.get("win_rate"))
+            if rate is None:
+                continue
+            ci = stats.get("ci95") or (rate, rate)
+            lo, hi = _finite(ci[0]), _finite(ci[1])
+            points.setdefault(opp, []).append(
+                (x, rate, rate if lo is None else lo, rate if hi is None else hi))
+    out = []
+    for opp, pts in sorted(points.items()):
+        pts.sort(key=lambda p: p[0])
+        out.append(WinRates(opp, [p[0] for p in pts], [p[1] for p in pts],
+                            [p[2] for p in pts], [p[3] for p in pts]))
+    return out
 
 
-LEGEND_ROW = 14
+def winrate_figure(records: Sequence[dict[str, Any]], title: str = "") -> Figure:
+    """The learner's win rate against each evaluation opponent, its 95% interval as a
+    shaded band, and the 0.5 line."""
+    fig, (ax,) = _new_figure()
+    series = win_rates(records)
+    ax.axhline(0.5, color="0.35", linestyle="--", linewidth=1.0, label="0.5 (even)")
+    for k, s in enumerate(series):
+        colour = f"C{k}"
+        ax.fill_between(s.games, s.lo, s.hi, color=colour, alpha=0.2, linewidth=0,
+                        label=f"vs {s.opponent}: 95% interval")
+        ax.plot(s.games, s.rate, color=colour, marker="o", markersize=4, linewidth=1.4,
+                label=f"vs {s.opponent}")
+    if not series:
+        _no_data(ax)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_title(f"Win rate: {title}" if title else "Win rate")
+    ax.set_xlabel("games played")
+    ax.set_ylabel("win rate (draws count 1/2)")
+    _legend(fig, ax)
+    return fig
 
 
-def chart_margins(n_series: int) -> tuple[int, int, int, int]:
-    """(left, right, top, bottom) of the plot area: the legend has its own rows between
-    the title and the plot, so it never covers a curve."""
-    return 70, 20, 30 + LEGEND_ROW * n_series, 44
+def throughput_figure(records: Sequence[dict[str, Any]], title: str = "") -> Figure:
+    """Training pairs and network evaluations so far, per hour of the run."""
+    from matplotlib.ticker import EngFormatter
+
+    rows = _iterations(records)
+    fig, axes = _new_figure(rows=2)
+
+    def hours(r: dict[str, Any]) -> float | None:
+        seconds = _finite(r.get("elapsed"))
+        return None if seconds is None else seconds / 3600.0
+
+    panels = (("pairs_total", "training pairs", "C0"),
+              ("network_evaluations_total", "network evaluations", "C1"))
+    for ax, (key, label, colour) in zip(axes, panels, strict=True):
+        xs, ys = _column(rows, hours, key)
+        if xs:
+            ax.plot(xs, ys, color=colour, linewidth=1.4, label=label,
+                    marker="o" if len(xs) < 30 else None, markersize=3)
+        else:
+            _no_data(ax)
+        ax.set_ylabel(f"{label}\n(total)")
+        ax.yaxis.set_major_formatter(EngFormatter())
+    axes[0].set_title(f"Data: {title}" if title else "Data")
+    axes[-1].set_xlabel("hours of training")
+    return fig
 
 
-def line_chart(title: str, series: Sequence[Series], xlabel: str = "",
-               size: tuple[int, int] = (640, 400), y_range: tuple[float, float] | None = None
-               ) -> Image:
-    """A chart of the series (points joined by lines; bands as thin vertical bars)."""
-    width, height = size
-    img = np.full((height, width, 3), 255, dtype=np.uint8)
-    left, right, top, bottom = chart_margins(len(series))
-    pw, ph = width - left - right, height - top - bottom
-    draw_text(img, left, 8, title, (0, 0, 0))
-    pts = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=False)
-           if math.isfinite(x) and math.isfinite(y)]
-    for s in series:
-        if s.lo is not None and s.hi is not None:
-            pts += [(x, v) for x, a, b in zip(s.xs, s.lo, s.hi, strict=False) for v in (a, b)]
-    grey, black = (220, 220, 220), (0, 0, 0)
-    if not pts:
-        draw_text(img, left + 10, top + ph // 2, "no data yet", black)
-        return img
-    xmin, xmax = min(p[0] for p in pts), max(p[0] for p in pts)
-    ymin, ymax = y_range if y_range else (min(p[1] for p in pts), max(p[1] for p in pts))
-    if xmax <= xmin:
-        xmax = xmin + 1.0
-    if ymax <= ymin:
-        ymin, ymax = ymin - 0.5, ymax + 0.5
-    pad = 0.05 * (ymax - ymin) if y_range is None else 0.0
-    ymin, ymax = ymin - pad, ymax + pad
+def png_bytes(fig: Figure) -> bytes:
+    """The figure as PNG bytes."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
 
-    def px(x: float) -> float:
-        return left + (x - xmin) / (xmax - xmin) * pw
 
-    def py(y: float) -> float:
-        return top + ph - (y - ymin) / (ymax - ymin) * ph
+def write_figure(path: str | Path, fig: Figure) -> Path:
+    """Writes the figure as a PNG, atomically (a temporary file in the folder, then
+    os.replace): a reader never sees half a chart."""
+    return atomic_write_bytes(path, png_bytes(fig), durable=False)
 
-    for k in range(5):
-        fy = ymin + (ymax - ymin) * k / 4
-        yy = py(fy)
-        draw_line(img, left, yy, left + pw, yy, grey)
-        label = _fmt(fy)
-        draw_text(img, left - 6 - text_width(label), int(yy) - 5, label, black)
-        fx = xmin + (xmax - xmin) * k / 4
-        xx = px(fx)
-        draw_line(img, xx, top, xx, top + ph, grey)
-        label = _fmt(fx)
-        draw_text(img, int(xx) - text_width(label) // 2, top + ph + 6, label, black)
-    draw_line(img, left, top, left, top + ph, black)
-    draw_line(img, left, top + ph, left + pw, top + ph, black)
-    if xlabel:
-        draw_text(img, left + pw // 2 - text_width(xlabel) // 2, height - 16, xlabel, black)
-    legend_x = left + pw - 8
-    for i, s in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
-        xy = [(px(x), py(y)) for x, y in zip(s.xs, s.ys, strict=False)
-              if math.isfinite(x) and math.isfinite(y)]
-        if s.lo is not None and s.hi is not None:
-            for x, a, b in zip(s.xs, s.lo, s.hi, strict=False):
-                draw_line(img, px(x), py(a), px(x), py(b), colour)
-        for (xa, ya), (xb, yb) in zip(xy, xy[1:], strict=False):
-            draw_line(img, xa, ya, xb, yb, colour, width=2)
-        if len(xy) == 1:
-            draw_line(img, xy[0][0] - 2, xy[0][1], xy[0][0] + 2, xy[0][1], colour, width=3)
-        w = text_width(s.label) + 16
-        ly = 26 + LEGEND_ROW * i          # in the legend rows, above the plot area
-        img[ly:ly + 8, legend_x - w:legend_x - w + 10] = colour
-        draw_text(img, legend_x - w + 14, ly - 1, s.label, black)
-    return img
+
+CHARTS: tuple[tuple[str, Callable[[Sequence[dict[str, Any]], str], Figure]], ...] = (
+    ("loss.png", loss_figure), ("winrate.png", winrate_figure),
+    ("throughput.png", throughput_figure))
+
+
+def write_plots(records: list[dict[str, Any]], folder: Path, title: str) -> list[Path]:
+    """loss.png, winrate.png and throughput.png in ``folder`` from the metrics records.
+    Raises PlotsUnavailable without matplotlib."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [write_figure(folder / name, build(records, title)) for name, build in CHARTS]

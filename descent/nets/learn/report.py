@@ -1,16 +1,20 @@
-"""What a run shows while it runs: JSON-lines metrics, a progress bar, the PNG plots."""
+"""What a run shows while it runs: JSON-lines metrics, a progress bar (tqdm), the PNG plots
+(matplotlib: plots.py)."""
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from descent.nets.learn.plots import Series, line_chart, write_png
+from tqdm import tqdm
+
+from descent.nets.learn.plots import PlotsUnavailable, write_plots
+
+__all__ = ["MetricsLog", "PlotsUnavailable", "ProgressBar", "without_timings", "write_plots"]
 
 TIMING_KEYS = frozenset({"seconds", "elapsed", "eval_seconds", "time"})
 
@@ -54,85 +58,68 @@ def without_timings(record: dict[str, Any]) -> dict[str, Any]:
             for k, v in record.items() if k not in TIMING_KEYS}
 
 
+class LineStream:
+    """What tqdm writes, as whole lines, for a stream that is no terminal (a log file, a
+    pipe): tqdm redraws its bar after a carriage return, which piles every state on one
+    line of a log. A state that repeats the line before it is dropped."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        line = text.replace("\r", "").rstrip()
+        if line and line != self.last:
+            self.stream.write(line + "\n")
+            self.last = line
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 class ProgressBar:
-    """A one-line progress bar on stderr: redrawn in place on a terminal, a plain line
-    every ``interval`` seconds otherwise (logs stay readable)."""
+    """A one-line tqdm progress bar (on stderr unless ``stream``): redrawn in place on a
+    terminal (at most 10 times a second), a plain line at most every ``interval`` seconds
+    otherwise, so logs stay readable; ``force`` shows the state now (evaluations, the
+    end). ``update`` takes the amount done so far, not an increment; ``unit="h"`` counts
+    hours (a float). ``initial``: what was done before (a resumed run)."""
 
     def __init__(self, total: float | None, unit: str = "it", stream: TextIO | None = None,
-                 enabled: bool = True, interval: float = 30.0, width: int = 24) -> None:
-        self.total = total
-        self.unit = unit
-        self.stream = stream if stream is not None else sys.stderr
+                 enabled: bool = True, interval: float = 30.0, initial: float = 0.0) -> None:
+        stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.enabled = enabled
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.interval = interval
-        self.width = width
-        self.last = -math.inf
-        self.shown = False
+        self.bar_format = (
+            "{l_bar}{bar}| {n:.2f}/{total:.2f} h [{elapsed}<{remaining}{postfix}]"
+            if unit == "h" and total else None)
+        self.bar = tqdm(
+            total=total, initial=self._count(initial), unit=unit, disable=not enabled, leave=True,
+            file=stream if self.tty else LineStream(stream),
+            mininterval=0.1 if self.tty else interval, miniters=0,
+            dynamic_ncols=self.tty, ascii=None if self.tty else True,
+            bar_format=self.bar_format)
 
-    def render(self, done: float, info: str) -> str:
-        if self.total:
-            frac = min(max(done / self.total, 0.0), 1.0)
-            filled = int(round(frac * self.width))
-            bar = "#" * filled + "." * (self.width - filled)
-            head = f"[{bar}] {frac * 100:5.1f}% {_num(done)}/{_num(self.total)} {self.unit}"
-        else:
-            head = f"{_num(done)} {self.unit}"
-        return f"{head}  {info}".rstrip()
+    def _count(self, x: float) -> float:
+        """Whole counts as ints (tqdm shows ``3/10``, not ``3.0/10``)."""
+        return int(x) if self.bar_format is None and float(x).is_integer() else x
 
     def update(self, done: float, info: str = "", force: bool = False) -> None:
         if not self.enabled:
             return
-        now = time.monotonic()
-        # a terminal redraws in place (at most 10 times a second); a log gets a line
-        # every ``interval`` seconds, and the forced ones (evaluations, the end)
-        wait = 0.1 if self.tty else self.interval
-        if not force and now - self.last < wait:
-            return
-        self.last = now
-        line = self.render(done, info)
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line)
+        done = self._count(done)
+        self.bar.set_postfix_str(info, refresh=False)
+        if force:
+            self.bar.n = done
+            self.bar.refresh()
+            self.bar.last_print_n = done
+            self.bar.last_print_t = time.time()
         else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-        self.shown = True
+            self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        if self.enabled and self.tty and self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
-
-
-def write_plots(records: list[dict[str, Any]], folder: Path, title: str) -> list[Path]:
-    """loss.png, winrate.png and throughput.png from the metrics records."""
-    rows = [r for r in records if r.get("kind", "iteration") == "iteration"]
-    out: list[Path] = []
-    games = [float(r["games_total"]) for r in rows]
-    loss = Series("train loss", games, [float(r["loss"]) for r in rows])
-    fresh = Series("loss on new games", games, [float(r["fresh_loss"]) for r in rows])
-    out.append(write_png(folder / "loss.png",
-                         line_chart(f"loss (output units): {title}", [loss, fresh], "games")))
-    by_opponent: dict[str, tuple[list[float], list[float], list[float], list[float]]] = {}
-    for r in rows:
-        for opp, stats in (r.get("eval") or {}).items():
-            xs, ys, lo, hi = by_opponent.setdefault(opp, ([], [], [], []))
-            xs.append(float(r["games_total"]))
-            ys.append(float(stats["win_rate"]))
-            lo.append(float(stats["ci95"][0]))
-            hi.append(float(stats["ci95"][1]))
-    series = [Series(f"vs {opp}", *vals) for opp, vals in sorted(by_opponent.items())]
-    out.append(write_png(folder / "winrate.png",
-                         line_chart(f"win rate, 95% ci: {title}", series, "games",
-                                    y_range=(0.0, 1.0))))
-    hours = [float(r.get("elapsed", 0.0)) / 3600.0 for r in rows]
-    pairs = Series("data pairs", hours, [float(r["pairs_total"]) for r in rows])
-    evals = Series("network evaluations / 10", hours,
-                   [float(r["network_evaluations_total"]) / 10.0 for r in rows])
-    out.append(write_png(folder / "throughput.png",
-                         line_chart(f"data: {title}", [pairs, evals], "hours")))
-    return out
+        """Ends the bar: on a terminal, the last state stays and the cursor goes to the
+        next line; a log gets the last state unless its last line shows it already."""
+        if self.enabled and not self.tty and self.bar.last_print_n == self.bar.n:
+            self.bar.leave = False
+        self.bar.close()

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -74,7 +75,7 @@ from descent.nets.learn.memory_files import (
     write_segment,
 )
 from descent.nets.learn.network import Learner
-from descent.nets.learn.report import MetricsLog, ProgressBar, write_plots
+from descent.nets.learn.report import MetricsLog, PlotsUnavailable, ProgressBar, write_plots
 from descent.nets.learn.selfplay import SelfPlayer
 from descent.nets.learn.workers import PlayedGame, SelfPlayPool, search_seed
 from descent.nets.modelfile import LoadedModel, load_model, save_model
@@ -173,6 +174,8 @@ class Trainer:
         self.address = address
         self.run_dir = Path(run_dir)
         self.log = log or (lambda _msg: None)
+        self.log_given = log is not None
+        self.plot_warnings: set[str] = set()
         self.game = make_game(cfg.game)
         self.prototype = self.game.new_initial_state()
         sp = cfg.selfplay
@@ -373,7 +376,8 @@ class Trainer:
         total: float | None = (float(run.max_iterations) if run.max_iterations
                                else (run.hours if run.hours else None))
         unit = "it" if run.max_iterations or not run.hours else "h"
-        bar = ProgressBar(total, unit, stream=self.stream, enabled=run.progress)
+        bar = ProgressBar(total, unit, stream=self.stream, enabled=run.progress,
+                          initial=self._progress_done())
         self._bar = bar
         done = 0
         last: dict[str, Any] = self.records[-1] if self.records else {}
@@ -410,9 +414,13 @@ class Trainer:
             parts.append(f"loss {record['loss']:.4f}")
         for opp, stats in (record.get("eval") or {}).items():
             parts.append(f"{opp} {stats['win_rate']:.2f}")
-        done = c.iterations if (self.cfg.run.max_iterations or not self.cfg.run.hours) \
+        bar.update(self._progress_done(), "  ".join(parts), force=force)
+
+    def _progress_done(self) -> float:
+        """The progress bar's count: iterations, or hours for a run limited by time."""
+        c = self.counters
+        return c.iterations if (self.cfg.run.max_iterations or not self.cfg.run.hours) \
             else c.seconds / 3600.0
-        bar.update(done, "  ".join(parts), force=force)
 
     def pretrain(self) -> dict[str, Any]:
         """Pre-initialisation on the values of random terminal states."""
@@ -611,7 +619,19 @@ class Trainer:
         return out
 
     def plot(self) -> None:
-        write_plots(self.records, self.run_dir / "plots", self.game.spec)
+        """The run's charts in plots/. A chart is not worth a run: without matplotlib, or
+        when drawing fails, a warning is logged (once per cause) and training goes on."""
+        try:
+            write_plots(self.records, self.run_dir / "plots", self.game.spec)
+        except Exception as exc:
+            message = (f"warning: no plots: {exc}" if isinstance(exc, PlotsUnavailable)
+                       else f"warning: plots failed: {type(exc).__name__}: {exc}")
+            if message not in self.plot_warnings:
+                self.plot_warnings.add(message)
+                if self.log_given:
+                    self.log(message)
+                else:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 def train(cfg: TrainConfig, run_dir: str | Path, *, resume: bool = False,

@@ -1,0 +1,81 @@
+"""Label generation: shards a fresh clone can read back, resumable, deterministic by seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from descent.search_cy.games.registry import make_game
+from descent.tools.labels import Player, generate, index, load, play_game
+
+PLAYER = Player(size=5, sims=200, branch=0.5)
+
+
+def test_a_game_is_the_same_on_any_machine_and_its_labels_are_the_searchs() -> None:
+    first, again = play_game((PLAYER, 3, 7)), play_game((PLAYER, 3, 7))
+    assert first.moves == again.moves and first.values == again.values
+    assert first.policy == again.policy and first.seed == 3_000_007
+    state = make_game(PLAYER.game).new_initial_state()
+    for move in first.moves:
+        state.apply_action(move)
+    # the game ends at its end or at a proof, and the winner is the proof's or the board's
+    assert state.is_terminal() or first.proven[-1]
+    if state.is_terminal():
+        assert first.winner == (0 if state.terminal_value() > 0 else 1)
+    else:
+        assert first.winner == (0 if first.values[-1] > 0 else 1)
+    assert len(first.plies) == len(first.values) == len(first.policy) > 0
+
+
+def test_shards_read_back_as_positions_with_their_visit_distributions(tmp_path: Path) -> None:
+    folder = tmp_path / "hex5"
+    assert generate(folder, PLAYER, games=3, jobs=1, shard_games=2) == 3
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["games"] == 3 and [s["games"] for s in manifest["shards"]] == [2, 1]
+    assert manifest["shards"][0]["games_by_stream"] == {"1": [[0, 1]]}
+    labels = load(folder)
+    assert labels.positions == manifest["positions"] > 0
+    game = make_game(PLAYER.game)
+    for p in range(labels.positions):
+        state = game.new_initial_state()
+        for move in labels.moves(p):
+            state.apply_action(move)
+        assert not state.is_terminal()
+        policy = labels.policy(p)
+        assert policy.sum() == pytest.approx(1.0, abs=1e-5)
+        legal = np.zeros(PLAYER.size ** 2, bool)
+        legal[state.legal_actions()] = True
+        assert not policy[~legal].any()           # visits only on empty cells
+        assert legal[int(labels.arrays["best"][p])]
+        assert -1.0 <= labels.arrays["value"][p] <= 1.0
+    assert (labels.arrays["pos_extra"] >= 0).any()   # branch positions are there too
+
+
+def test_generation_resumes_and_refuses_another_players_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "hex5"
+    generate(folder, PLAYER, games=2, shard_games=5)
+    generate(folder, PLAYER, games=1, shard_games=5)
+    generate(folder, PLAYER, games=1, stream=2, shard_games=5)
+    done = sorted((s, i) for shard in index(folder)["shards"]
+                  for s, runs in shard["games_by_stream"].items()
+                  for lo, hi in runs for i in range(lo, hi + 1))
+    assert done == [("1", 0), ("1", 1), ("1", 2), ("2", 0)]
+    with pytest.raises(ValueError, match="one folder holds one player's games"):
+        generate(folder, Player(size=5, sims=300), games=1)
+
+
+def test_a_shard_that_is_not_the_manifests_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "hex5"
+    generate(folder, PLAYER, games=1)
+    shard = next(folder.glob("s1-*.npz"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="SHA-256"):
+        load(folder)
+    (folder / "s1-000009-000009.npz").write_bytes(b"not a shard")
+    with pytest.raises(ValueError, match="not a labels shard"):
+        index(folder)
