@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=4)
     args = parser.parse_args(argv)
 
-    from descent.nets.learn.config import load_config
-    from descent.nets.learn.trainer import Trainer
+    from descent.train.config import load_config
+    from descent.train.trainer import Trainer
 
     if args.copy_dir.exists():
         parser.error(f"{args.copy_dir} exists: give a new folder for the copy")

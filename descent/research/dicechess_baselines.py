@@ -18,7 +18,7 @@ over the study's kind of 37-feature linear evaluation.
   method, our features; it keeps the name "study-style".
 
 Matches are in process, in pairs with the colours reversed and the same dice
-(nets.learn.evaluation):
+(train.evaluation):
 
     python -m descent.research.dicechess_baselines --model nets/shipped/dicechess-....dnet
     python -m descent.research.dicechess_baselines --player heuristic --baseline study
@@ -32,12 +32,12 @@ import sys
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.evaluation import SearchPlayer, paired_matches
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
 from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator
+from descent.train.evaluation import SearchPlayer, paired_matches
 
 # pawn, knight, bishop, rook, queen: planes 0-4 (White) and 6-10 (Black) of the encoding
 PIECE_VALUES = np.array([1.0, 3.0, 3.0, 5.0, 9.0], dtype=np.float32)

@@ -164,7 +164,7 @@ def selfplay_game(task: tuple[int, int, int, int, float, int]) -> list[dict[str,
     from descent.search_cy.games.registry import make_game
     from descent.search_cy.search.api import SearchParams, make_search
     from descent.search_cy.search.stopper import Stopper
-    from descent.tools.labels import selfplay_move
+    from descent.train.labels import selfplay_move
 
     index, size, sims, min_ply, branch, seed = task
     rng = random.Random(seed)
@@ -335,11 +335,11 @@ def fit(rows: Sequence[dict[str, Any]], out: Path, preset: str = "fast", *,
     network's capacity goes to the undecided ones)."""
     import torch
 
-    from descent.nets.learn.heuristics import reinforcement_for
-    from descent.nets.learn.network import Learner
-    from descent.nets.learn.refit import supervised_steps
     from descent.nets.modelfile import save_model
     from descent.search_cy.games.registry import make_game
+    from descent.train.heuristics import reinforcement_for
+    from descent.train.network import Learner
+    from descent.train.refit import supervised_steps
 
     if steps < 1 or batch_size < 1 or not 0.0 <= holdout < 1.0:
         raise ValueError("fit needs steps >= 1, batch_size >= 1 and 0 <= holdout < 1")

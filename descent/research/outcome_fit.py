@@ -176,9 +176,9 @@ def fit_scores(pred: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
 def held_out(run_dir: Path, holdout: float, sample: int, seed: int
              ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float64], int]:
     """(planes, outcomes, games) of a sample of the held-out games' live positions."""
-    from descent.nets.learn.config import load_config
-    from descent.nets.learn.memory_files import load_run_memory
-    from descent.nets.learn.refit import PackedRows, trained_games
+    from descent.train.config import load_config
+    from descent.train.memory_files import load_run_memory
+    from descent.train.refit import PackedRows, trained_games
 
     cfg = load_config(run_dir / "config.toml")
     if cfg.game.split("(")[0] != "einstein" or cfg.selfplay.learning != "terminal":

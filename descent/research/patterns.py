@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.tools.labels import selfplay_move
+from descent.train.labels import selfplay_move
 
 MIN_VISITS = 1000       # positions whose search stopped sooner (proofs) are not targets
 

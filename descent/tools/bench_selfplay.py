@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from descent.nets.learn.config import TrainConfig, load_config
 from descent.nets.modelfile import LoadedModel, load_model
 from descent.tools.bench_threads_net import CallRates
+from descent.train.config import TrainConfig, load_config
 
 EPSILON = 0.5
 
@@ -52,19 +52,19 @@ def _pool(cfg: TrainConfig, mode: str) -> Any:
     n = int(n_text) if n_text else 1
     w = int(w_text) if w_text else 1
     if kind == "worker":
-        from descent.nets.learn.workers import SelfPlayPool
+        from descent.train.workers import SelfPlayPool
 
         return SelfPlayPool(cfg.with_overrides(selfplay__batch_games=1, selfplay__workers=1), 1)
     if kind == "workers":
-        from descent.nets.learn.workers import SelfPlayPool
+        from descent.train.workers import SelfPlayPool
 
         return SelfPlayPool(cfg.with_overrides(selfplay__batch_games=1, selfplay__workers=n), n)
     if kind == "batched":
-        from descent.nets.learn.workers import SelfPlayPool
+        from descent.train.workers import SelfPlayPool
 
         return SelfPlayPool(cfg.with_overrides(selfplay__batch_games=n, selfplay__workers=w), w)
     if kind == "ray":
-        from descent.nets.learn.cluster import RayPool
+        from descent.train.cluster import RayPool
 
         return RayPool(cfg.with_overrides(selfplay__batch_games=1, selfplay__workers=n), n,
                        num_cpus=n)
@@ -105,9 +105,9 @@ def _config(args: argparse.Namespace) -> TrainConfig:
 def _model(cfg: TrainConfig, path: str | None) -> LoadedModel:
     if path:
         return load_model(path, cfg.game)
-    from descent.nets.learn.heuristics import reinforcement_for
-    from descent.nets.learn.network import Learner
     from descent.search_cy.games.registry import make_game
+    from descent.train.heuristics import reinforcement_for
+    from descent.train.network import Learner
 
     game = make_game(cfg.game)
     sp = cfg.selfplay

@@ -143,7 +143,7 @@ COMMANDS: dict[str, Command] = {
     "arena": Command("matches and tournaments between engines (ours and external), with "
                      "records", *_lazy("descent.tools.arena", "configure", "run")),
     "train": Command("Descent self-play training of a value network (run directory, resume)",
-                     *_lazy("descent.nets.learn.cli", "configure", "run")),
+                     *_lazy("descent.train.cli", "configure", "run")),
     "export": Command("export a model file to ONNX (and a TensorRT engine), with a parity "
                       "check", *_lazy("descent.nets.cli", "configure_export", "run_export")),
     "backends": Command("list the inference backends available here, and why others are not",
@@ -160,7 +160,7 @@ COMMANDS: dict[str, Command] = {
                        *_lazy("descent.research.distill", "configure", "run")),
     "labels": Command("Hex training data: self-play games of the default player, each "
                       "position with the search's value and visits, in resumable shards",
-                      *_lazy("descent.tools.labels", "configure", "run")),
+                      *_lazy("descent.train.labels", "configure", "run")),
     "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
                     "hill climbing, genetic algorithm)",
                     *_lazy("descent.tools.tune", "configure", "run")),

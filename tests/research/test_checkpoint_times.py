@@ -11,9 +11,9 @@ import torch  # noqa: F401
 
 def test_times_the_checkpoints_of_a_copy_and_removes_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from descent.nets.learn.trainer import Trainer
     from descent.research.checkpoint_times import main
-    from tests.nets.learn.conftest import tiny_config
+    from descent.train.trainer import Trainer
+    from tests.train.conftest import tiny_config
 
     run = tmp_path / "run"
     Trainer(tiny_config("hex(size=3)", run__max_iterations=2), run).run()

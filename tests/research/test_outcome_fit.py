@@ -127,9 +127,9 @@ def test_scores_a_terminal_run_and_refuses_another(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import torch  # noqa: F401
 
-    from descent.nets.learn.trainer import Trainer
     from descent.research.outcome_fit import main
-    from tests.nets.learn.conftest import tiny_config
+    from descent.train.trainer import Trainer
+    from tests.train.conftest import tiny_config
 
     run = tmp_path / "run"
     Trainer(tiny_config("einstein", selfplay__learning="terminal", run__max_iterations=4,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from descent.nets.learn.config import TrainConfig
 from descent.tools.bench_selfplay import _model, main, measure
+from descent.train.config import TrainConfig
 
 
 def _cfg() -> TrainConfig:

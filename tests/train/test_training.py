@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from descent.nets.encoding import encode_batch
-from descent.nets.learn.evaluation import RandomPlayer, paired_matches
-from descent.nets.learn.trainer import Trainer
-from tests.nets.learn.conftest import all_states, solve, tiny_config
+from descent.train.evaluation import RandomPlayer, paired_matches
+from descent.train.trainer import Trainer
+from tests.train.conftest import all_states, solve, tiny_config
 
 
 def test_short_run_on_hex3_learns_the_exact_values_and_beats_random(tmp_path: Path) -> None:
@@ -109,8 +109,8 @@ def test_cli_trains_resumes_and_writes_a_loadable_model(tmp_path: Path) -> None:
 
 
 def test_bootstrap_games_search_with_the_heuristic_then_the_network(tmp_path: Path) -> None:
-    from descent.nets.learn.config import TrainConfig
-    from descent.nets.learn.trainer import Trainer
+    from descent.train.config import TrainConfig
+    from descent.train.trainer import Trainer
 
     cfg = TrainConfig().with_overrides(game="hex(size=3)", seed=4, selfplay__iterations=6,
                                        selfplay__hash_mb=4, selfplay__bootstrap_games=2,

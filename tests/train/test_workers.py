@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.report import without_timings
-from descent.nets.learn.trainer import METRICS_NAME, Trainer
-from tests.nets.learn.conftest import tiny_config
+from descent.train.report import without_timings
+from descent.train.trainer import METRICS_NAME, Trainer
+from tests.train.conftest import tiny_config
 
 
 def _metrics(folder: Path) -> list[dict[str, Any]]:
@@ -57,8 +57,8 @@ def test_one_worker_and_two_workers_make_the_same_run(tmp_path: Path) -> None:
 
 
 def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
-    from descent.nets.learn.network import Learner
-    from descent.nets.learn.workers import SelfPlayPool, _Player
+    from descent.train.network import Learner
+    from descent.train.workers import SelfPlayPool, _Player
 
     cfg = tiny_config("einstein", network__preset="mlp", selfplay__search="expectiminimax",
                       selfplay__learning="root", selfplay__iterations=2,
@@ -98,8 +98,8 @@ def test_a_pool_plays_the_games_a_worker_plays_in_order() -> None:
 def test_batched_self_play_plays_the_same_games() -> None:
     """Games played together, their network calls gathered into shared backend calls,
     are the games played one at a time: the batch only groups the evaluations."""
-    from descent.nets.learn.network import Learner
-    from descent.nets.learn.workers import _Player
+    from descent.train.network import Learner
+    from descent.train.workers import _Player
 
     cfg = tiny_config("hex(size=4)", selfplay__workers=1, selfplay__iterations=30,
                       selfplay__eps_start=0.5)
@@ -115,7 +115,7 @@ def test_batched_self_play_plays_the_same_games() -> None:
     # fewer, larger backend calls
     assert sum(g.batches for g in together) < sum(g.batches for g in alone)
     assert len({tuple(g.record.actions) for g in together}) > 1
-    from descent.nets.learn.config import validate
+    from descent.train.config import validate
 
     with pytest.raises(ValueError, match="batch_games"):
         validate(cfg.with_overrides(selfplay__workers=0, selfplay__batch_games=2))
@@ -147,7 +147,7 @@ def test_workers_on_the_torch_backend_play_the_same_kind_of_run(tmp_path: Path) 
     run.run()
     records = _metrics(tmp_path / "torch")
     assert records[0]["games"] == 2 and records[0]["network_evaluations"] > 0
-    from descent.nets.learn.config import validate
+    from descent.train.config import validate
 
     with pytest.raises(ValueError, match="needs selfplay.backend = torch"):
         validate(_hex(selfplay__workers=1, selfplay__device="cuda"))
@@ -156,7 +156,7 @@ def test_workers_on_the_torch_backend_play_the_same_kind_of_run(tmp_path: Path) 
 
 
 def test_workers_must_not_be_negative() -> None:
-    from descent.nets.learn.config import validate
+    from descent.train.config import validate
 
     with pytest.raises(ValueError, match="selfplay.workers must be >= 0"):
         validate(_hex(selfplay__workers=-1))
@@ -169,7 +169,7 @@ def _game(cfg: Any) -> Any:
 
 
 def _reinforcement(cfg: Any) -> Any:
-    from descent.nets.learn.heuristics import reinforcement_for
+    from descent.train.heuristics import reinforcement_for
 
     sp = cfg.selfplay
     return reinforcement_for(_game(cfg).new_initial_state(), sp.heuristic, sp.max_plies)
@@ -268,6 +268,6 @@ def test_workers_end_when_the_trainer_is_killed(tmp_path: Path) -> None:
 
 
 def _unlimited_config(tmp_path: Path) -> Any:
-    from descent.nets.learn.config import load_config
+    from descent.train.config import load_config
 
     return load_config(tmp_path / "run.toml")

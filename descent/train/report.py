@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from descent.nets.learn.plots import PlotsUnavailable, write_plots
+from descent.train.plots import PlotsUnavailable, write_plots
 
 __all__ = ["MetricsLog", "PlotsUnavailable", "ProgressBar", "without_timings", "write_plots"]
 

@@ -156,7 +156,7 @@ def load_run_memory(run_dir: Path, attempts: int = 3
     """The latest checkpoint of ``run_dir`` (None when there is none) with its replay
     memory's shape and games. Safe while the run trains: when the run replaces its
     checkpoint (and drops a segment) between the two reads, it reads them again."""
-    from descent.nets.learn.checkpoint import load_checkpoint
+    from descent.train.checkpoint import load_checkpoint
 
     for attempt in range(attempts):
         state = load_checkpoint(run_dir)

@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.data import ReplayMemory, StateStore, draw_outcome
-from descent.nets.learn.heuristics import Reinforcement, reinforcement_for
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
-from tests.nets.learn.conftest import all_states, solve
+from descent.train.data import ReplayMemory, StateStore, draw_outcome
+from descent.train.heuristics import Reinforcement, reinforcement_for
+from tests.train.conftest import all_states, solve
 
 
 def test_symmetry_augmentation_preserves_exact_values() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.checkpoint import NAME, load_checkpoint
-from descent.nets.learn.memory_files import FOLDER, checkpoint_games, read_games, write_segment
-from descent.nets.learn.trainer import Trainer
-from tests.nets.learn.conftest import tiny_config
+from descent.train.checkpoint import NAME, load_checkpoint
+from descent.train.memory_files import FOLDER, checkpoint_games, read_games, write_segment
+from descent.train.trainer import Trainer
+from tests.train.conftest import tiny_config
 
 
 def _config(**changes: Any) -> Any:
@@ -76,7 +76,7 @@ def test_a_kill_between_segment_and_checkpoint_loses_nothing(
     def killed(*_args: Any, **_kwargs: Any) -> Any:
         raise KeyboardInterrupt("killed while writing the checkpoint")
 
-    monkeypatch.setattr("descent.nets.learn.trainer.save_checkpoint", killed)
+    monkeypatch.setattr("descent.train.trainer.save_checkpoint", killed)
     with pytest.raises(KeyboardInterrupt):
         part.run(stop_after=1)
     monkeypatch.undo()
@@ -139,8 +139,8 @@ def test_a_missing_or_short_segment_is_named(tmp_path: Path) -> None:
 
 def test_reading_a_run_while_it_replaces_its_checkpoint(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from descent.nets.learn import checkpoint as checkpoint_module
-    from descent.nets.learn.memory_files import MissingSegment, load_run_memory
+    from descent.train import checkpoint as checkpoint_module
+    from descent.train.memory_files import MissingSegment, load_run_memory
 
     trainer = Trainer(_config(), tmp_path)
     trainer.run(stop_after=3)              # memory: games 1..5, in segments 0-1, 2-3, 4-5

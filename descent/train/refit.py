@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.config import load_config
-from descent.nets.learn.data import stored_rows
-from descent.nets.learn.heuristics import reinforcement_for
-from descent.nets.learn.memory_files import load_run_memory
-from descent.nets.learn.network import Learner
-from descent.nets.learn.trainer import provenance_note
 from descent.nets.modelfile import LoadedModel
 from descent.search_cy.games.registry import make_game
+from descent.train.config import load_config
+from descent.train.data import stored_rows
+from descent.train.heuristics import reinforcement_for
+from descent.train.memory_files import load_run_memory
+from descent.train.network import Learner
+from descent.train.trainer import provenance_note
 
 CHUNK_STEPS = 64   # minibatches unpacked at once (bounds the float32 copy of the planes)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from descent.nets.learn.refit import refit
-from descent.nets.learn.trainer import Trainer
-from tests.nets.learn.conftest import tiny_config
+from descent.train.refit import refit
+from descent.train.trainer import Trainer
+from tests.train.conftest import tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +98,8 @@ def test_a_run_starts_from_a_refit_network(run_dir: Path, tmp_path: Path) -> Non
     trainer = Trainer(tiny_config("hex(size=3)", network__preset="mlp",
                                   network__init_model=str(source),
                                   data__init_memory=str(run_dir)), tmp_path / "warm")
-    from descent.nets.learn.checkpoint import load_checkpoint
-    from descent.nets.learn.memory_files import checkpoint_games
+    from descent.train.checkpoint import load_checkpoint
+    from descent.train.memory_files import checkpoint_games
 
     state = load_checkpoint(run_dir)
     assert state is not None

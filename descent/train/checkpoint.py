@@ -3,7 +3,7 @@
 One file, ``checkpoint.pt`` (torch.save of tensors, numbers and strings only, loaded back
 with ``weights_only=True``: no code is unpickled): the network's weights, Adam's state,
 the names of the replay memory's segment files and the serials of the games it keeps (the
-games are in those files: nets.learn.memory_files; version 1 held them here, and still
+games are in those files: train.memory_files; version 1 held them here, and still
 loads), the RNG states (numpy's generator, Python's ``random``, torch's CPU and CUDA
 generators), the counters, the size of ``metrics.jsonl`` at that moment and the path of
 the previous evaluation's model. It is written to a temporary file in the same folder,
@@ -23,7 +23,7 @@ import numpy as np
 from descent.nets.files import atomic_write
 
 FORMAT = "descent-train-checkpoint"
-VERSION = 2            # 2: the replay memory in segment files (nets.learn.memory_files)
+VERSION = 2            # 2: the replay memory in segment files (train.memory_files)
 READABLE = (1, 2)      # 1: the replay memory inside the checkpoint
 NAME = "checkpoint.pt"
 

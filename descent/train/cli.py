@@ -6,7 +6,7 @@
     descent train --run-dir runs/hex4 --snapshot hex4.dnet    # the last checkpoint's net
     descent train --run-dir runs/ewn --refit mlp --out ewn-mlp.dnet  # another net, same data
 
-Settings come from the defaults (nets.learn.config), then ``--config``, then the flags;
+Settings come from the defaults (train.config), then ``--config``, then the flags;
 ``--resume`` reads the run's own ``config.toml`` instead, then ``--config`` over it (the game
 and the network may not change; other changes are recorded in the metrics), and its
 ``--hours`` / ``--max-iterations`` count from where the run stands: each session that resumes
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from descent.nets.learn.config import TrainConfig, load_config
+from descent.train.config import TrainConfig, load_config
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -109,10 +109,10 @@ TORCH_MISSING = ("descent train needs PyTorch, which the engine itself does not:
 def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("torch") is None:
         raise ValueError(TORCH_MISSING)
-    from descent.nets.learn.trainer import FINAL_MODEL, Trainer
+    from descent.train.trainer import FINAL_MODEL, Trainer
 
     if args.snapshot:
-        from descent.nets.learn.snapshot import export_snapshot
+        from descent.train.snapshot import export_snapshot
 
         print(f"model: {export_snapshot(args.run_dir, args.snapshot)}")
         return 0
@@ -170,8 +170,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_refit(args: argparse.Namespace) -> int:
-    from descent.nets.learn.refit import refit
     from descent.nets.modelfile import save_model
+    from descent.train.refit import refit
 
     if not args.out:
         raise ValueError("--refit needs --out MODEL")

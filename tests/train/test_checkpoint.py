@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from descent.nets.learn.checkpoint import NAME, load_checkpoint, save_checkpoint
-from descent.nets.learn.report import without_timings
-from descent.nets.learn.trainer import METRICS_NAME, Trainer
-from tests.nets.learn.conftest import tiny_config
+from descent.train.checkpoint import NAME, load_checkpoint, save_checkpoint
+from descent.train.report import without_timings
+from descent.train.trainer import METRICS_NAME, Trainer
+from tests.train.conftest import tiny_config
 
 
 def _config() -> Any:

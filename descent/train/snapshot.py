@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from descent.nets.learn.checkpoint import load_checkpoint
-from descent.nets.learn.config import load_config
-from descent.nets.learn.heuristics import reinforcement_for
-from descent.nets.learn.network import Learner
-from descent.nets.learn.trainer import provenance_note
 from descent.nets.modelfile import save_model
 from descent.search_cy.games.registry import make_game
+from descent.train.checkpoint import load_checkpoint
+from descent.train.config import load_config
+from descent.train.heuristics import reinforcement_for
+from descent.train.network import Learner
+from descent.train.trainer import provenance_note
 
 
 def export_snapshot(run_dir: str | Path, out: str | Path) -> Path:

@@ -41,9 +41,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.config import SelfPlayConfig
-from descent.nets.learn.data import ByteStore, StateStore, draw_outcome, symmetry_list
-from descent.nets.learn.heuristics import Reinforcement
 from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
@@ -51,6 +48,9 @@ from descent.search_cy.search.bestfirst import fixed_outcome
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.selection import select_action
 from descent.search_cy.search.stopper import Stopper
+from descent.train.config import SelfPlayConfig
+from descent.train.data import ByteStore, StateStore, draw_outcome, symmetry_list
+from descent.train.heuristics import Reinforcement
 
 
 @dataclass

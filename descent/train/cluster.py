@@ -45,9 +45,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import descent
-from descent.nets.learn.config import TrainConfig
-from descent.nets.learn.workers import PlayedGame, task_numbers
 from descent.nets.modelfile import LoadedModel
+from descent.train.config import TrainConfig
+from descent.train.workers import PlayedGame, task_numbers
 
 RAY_MISSING = ("--cluster ray needs Ray, which the engine itself does not: "
                "pip install 'descent-engine[cluster]' (or pip install ray)")
@@ -113,7 +113,7 @@ class SelfPlayActor:
     """One self-play worker inside a Ray actor (made remote by ``RayPool``)."""
 
     def __init__(self, cfg: TrainConfig) -> None:
-        from descent.nets.learn.workers import _Player
+        from descent.train.workers import _Player
 
         self.player = _Player(cfg)
         self.version = -1          # the weights' version it holds (-1: none yet)

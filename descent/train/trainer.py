@@ -1,6 +1,6 @@
 """The Descent training loop and its run directory.
 
-One *iteration*: ``selfplay.games_per_iteration`` self-play matches (nets.learn.selfplay),
+One *iteration*: ``selfplay.games_per_iteration`` self-play matches (train.selfplay),
 their data added to the replay memory, then one update - Adam on the MSE over the new
 data plus a ``data.replay_rate`` sample of the older memory, ``update.epochs`` passes in
 minibatches of ``update.batch_size`` - then the metrics line, and every ``eval.every``
@@ -15,9 +15,9 @@ searches and learns from its own trees as in the papers.
 The run directory::
 
     config.toml         the complete configuration (read back by --resume)
-    checkpoint.pt       the latest atomic checkpoint (nets.learn.checkpoint)
+    checkpoint.pt       the latest atomic checkpoint (train.checkpoint)
     memory/*.npz        the replay memory's games, a segment per checkpoint that added
-                        some (nets.learn.memory_files; the checkpoint names its own)
+                        some (train.memory_files; the checkpoint names its own)
     metrics.jsonl       one JSON object per iteration (and one for pre-initialisation)
     models/iter-N.dnet  the network at each evaluation (the next one's "previous")
     model.dnet          the final network, a nets.modelfile model file with provenance
@@ -41,30 +41,35 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from descent.nets.learn.checkpoint import (
+from descent.nets.modelfile import LoadedModel, load_model, save_model
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.registry import make_game
+from descent.search_cy.search.api import SearchParams
+from descent.search_cy.search.selection import annealed_epsilon
+from descent.train.checkpoint import (
     leftover_temporaries,
     load_checkpoint,
     restore_rng,
     rng_state,
     save_checkpoint,
 )
-from descent.nets.learn.config import (
+from descent.train.config import (
     TrainConfig,
     config_from_toml,
     load_config,
     to_dict,
     to_toml,
 )
-from descent.nets.learn.data import ReplayMemory, random_terminal_data
-from descent.nets.learn.evaluation import (
+from descent.train.data import ReplayMemory, random_terminal_data
+from descent.train.evaluation import (
     MatchStats,
     Player,
     RandomPlayer,
     SearchPlayer,
     paired_matches,
 )
-from descent.nets.learn.heuristics import reinforcement_for
-from descent.nets.learn.memory_files import (
+from descent.train.heuristics import reinforcement_for
+from descent.train.memory_files import (
     MissingSegment,
     Segment,
     checkpoint_games,
@@ -74,18 +79,13 @@ from descent.nets.learn.memory_files import (
     remove_unnamed,
     write_segment,
 )
-from descent.nets.learn.network import Learner
-from descent.nets.learn.report import MetricsLog, PlotsUnavailable, ProgressBar, write_plots
-from descent.nets.learn.selfplay import SelfPlayer
-from descent.nets.learn.workers import PlayedGame, SelfPlayPool, search_seed
-from descent.nets.modelfile import LoadedModel, load_model, save_model
-from descent.search_cy.eval.heuristics import heuristic_for
-from descent.search_cy.games.registry import make_game
-from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.selection import annealed_epsilon
+from descent.train.network import Learner
+from descent.train.report import MetricsLog, PlotsUnavailable, ProgressBar, write_plots
+from descent.train.selfplay import SelfPlayer
+from descent.train.workers import PlayedGame, SelfPlayPool, search_seed
 
 if TYPE_CHECKING:
-    from descent.nets.learn.cluster import RayPool
+    from descent.train.cluster import RayPool
 
 CLUSTERS = ("local", "ray")
 CONFIG_NAME = "config.toml"
@@ -531,7 +531,7 @@ class Trainer:
         first = self.counters.games
         if self.pool is None:
             if self.cluster == "ray":
-                from descent.nets.learn.cluster import RayPool
+                from descent.train.cluster import RayPool
 
                 self.pool = RayPool(self.cfg, self.cfg.selfplay.workers, self.address)
                 self.log(f"self-play on a Ray cluster: {self.pool.workers} actors")

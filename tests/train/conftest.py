@@ -10,7 +10,7 @@ from descent.search_cy.games.state import GameState
 
 def tiny_config(game: str = "hex(size=3)", **changes: Any) -> Any:
     """A TrainConfig small enough for tests (override with section__key=value)."""
-    from descent.nets.learn.config import TrainConfig
+    from descent.train.config import TrainConfig
 
     base: dict[str, Any] = {
         "selfplay__iterations": 12, "selfplay__hash_mb": 4, "update__batch_size": 64,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from descent.search_cy.games.registry import make_game
-from descent.tools.labels import Player, generate, index, load, play_game
+from descent.train.labels import Player, generate, index, load, play_game
 
 PLAYER = Player(size=5, sims=200, branch=0.5)
 

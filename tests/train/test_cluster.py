@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.report import without_timings
-from descent.nets.learn.trainer import METRICS_NAME, Trainer
-from tests.nets.learn.conftest import tiny_config
+from descent.train.report import without_timings
+from descent.train.trainer import METRICS_NAME, Trainer
+from tests.train.conftest import tiny_config
 
 ray = pytest.importorskip("ray", reason="the cluster extra (Ray) is not installed")
 
@@ -64,9 +64,9 @@ def _cfg(**changes: Any) -> Any:
 
 
 def _model(cfg: Any, seed: int) -> Any:
-    from descent.nets.learn.heuristics import reinforcement_for
-    from descent.nets.learn.network import Learner
     from descent.search_cy.games.registry import make_game
+    from descent.train.heuristics import reinforcement_for
+    from descent.train.network import Learner
 
     game = make_game(cfg.game)
     reinforcement = reinforcement_for(game.new_initial_state(), cfg.selfplay.heuristic,
@@ -84,8 +84,8 @@ def _same(a: list[Any], b: list[Any]) -> None:
 
 def test_actors_play_the_games_local_workers_play_and_take_new_weights(
         cluster: str) -> None:
-    from descent.nets.learn.cluster import RayPool
-    from descent.nets.learn.workers import _Player
+    from descent.train.cluster import RayPool
+    from descent.train.workers import _Player
 
     cfg = _cfg()
     first, second = _model(cfg, 5), _model(cfg, 6)
@@ -105,8 +105,8 @@ def test_actors_play_the_games_local_workers_play_and_take_new_weights(
 
 
 def test_actors_batch_their_games_as_local_workers_do(cluster: str) -> None:
-    from descent.nets.learn.cluster import RayPool
-    from descent.nets.learn.workers import _Player
+    from descent.train.cluster import RayPool
+    from descent.train.workers import _Player
 
     cfg = _cfg(selfplay__batch_games=3, selfplay__workers=2)
     model = _model(cfg, 5)
@@ -125,8 +125,8 @@ def test_actors_batch_their_games_as_local_workers_do(cluster: str) -> None:
 
 def test_an_actor_killed_mid_game_is_replaced_and_its_game_played_again(
         cluster: str) -> None:
-    from descent.nets.learn.cluster import RayPool
-    from descent.nets.learn.workers import _Player
+    from descent.train.cluster import RayPool
+    from descent.train.workers import _Player
 
     # Hex 5x5 at 300 iterations a move: about two seconds a game here
     cfg = tiny_config("hex(size=5)", selfplay__iterations=300, selfplay__eps_start=0.5)
@@ -166,7 +166,7 @@ def _train_args(run: Path, address: str, *extra: str) -> list[str]:
 
 def test_a_cluster_run_is_a_local_run_and_survives_its_learner(
         cluster: str, tmp_path: Path) -> None:
-    from descent.nets.learn.config import load_config
+    from descent.train.config import load_config
 
     cfg_text = (
         'game = "hex(size=3)"\nseed = 7\n'
@@ -220,7 +220,7 @@ TINY_RUN = ('seed = 7\n[selfplay]\niterations = 12\ngames_per_iteration = 2\nwor
             'device = "cpu"\n[eval]\nevery = 0\ngames = 0\n[run]\ncheckpoint_every = 1\n')
 # `descent train` whose Ray workers are pointed at another copy of the package (the
 # folder ray.init runs in, which Ray puts first on its workers' sys.path)
-_POINTED_MAIN = ("import sys\nimport descent.nets.learn.cluster as cluster\n"
+_POINTED_MAIN = ("import sys\nimport descent.train.cluster as cluster\n"
                  "root = sys.argv.pop(1)\ncluster.package_root = lambda: root\n"
                  "from descent.tools.cli import main\nsys.exit(main(sys.argv[1:]))\n")
 

@@ -52,10 +52,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.config import TrainConfig
-from descent.nets.learn.data import pack_rows, stored_rows
-from descent.nets.learn.selfplay import GameRecord
 from descent.nets.modelfile import LoadedModel
+from descent.train.config import TrainConfig
+from descent.train.data import pack_rows, stored_rows
+from descent.train.selfplay import GameRecord
 
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
 GAME_STREAM = 0x5E1F9A7E      # tells a game's generator apart from other seeded streams
@@ -103,10 +103,10 @@ class _Player:
     """A worker's self-player: the config's game, its heuristics, the last network."""
 
     def __init__(self, cfg: TrainConfig) -> None:
-        from descent.nets.learn.heuristics import reinforcement_for
-        from descent.nets.learn.selfplay import SelfPlayer
         from descent.search_cy.eval.heuristics import heuristic_for
         from descent.search_cy.games.registry import make_game
+        from descent.train.heuristics import reinforcement_for
+        from descent.train.selfplay import SelfPlayer
 
         self.cfg = cfg
         self.game = make_game(cfg.game)
@@ -181,8 +181,8 @@ class _Player:
     def _play_together(self, numbers: Sequence[int], epsilon: float) -> dict[int, PlayedGame]:
         """Games ``numbers`` played at once, ``batch_games`` at a time, one thread each,
         their network calls gathered. Blocks."""
-        from descent.nets.learn.selfplay import SelfPlayer
         from descent.search_cy.search.gather import BatchGatherer
+        from descent.train.selfplay import SelfPlayer
 
         cfg = self.cfg
         out: dict[int, PlayedGame] = {}

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from descent.nets.learn.heuristics import ALL_KINDS
 from descent.search_cy.search.api import CHANCE_SAMPLING
+from descent.train.heuristics import ALL_KINDS
 
 LEARNING_MODES = ("tree", "root", "terminal", "chance")
 STOCHASTIC_MODES = ("expectiminimax", "determinization")
@@ -54,7 +54,7 @@ class SelfPlayConfig:
     iterations: int = 100         # per-move budget: search iterations (used when seconds = 0)
     seconds: float = 0.0          # per-move budget in seconds (> 0: replaces iterations)
     nodes: int = 0                # optional cap on states visited per move (0: none)
-    heuristic: str = "gain"       # reinforcement heuristic (nets.learn.heuristics)
+    heuristic: str = "gain"       # reinforcement heuristic (train.heuristics)
     max_plies: int = 0            # P of the depth heuristics (0: the game's default)
     completion: bool = True       # completion in the learning search
     resolution_stop: bool = True  # stop the search once the root is solved

@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from descent.nets.learn.config import SelfPlayConfig
-from descent.nets.learn.data import StateStore, symmetry_list
-from descent.nets.learn.heuristics import reinforcement_for
-from descent.nets.learn.network import Learner
-from descent.nets.learn.selfplay import GameRecord, SelfPlayer, before_move, selection_view
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import ChildStat, SearchResult
+from descent.train.config import SelfPlayConfig
+from descent.train.data import StateStore, symmetry_list
+from descent.train.heuristics import reinforcement_for
+from descent.train.network import Learner
+from descent.train.selfplay import GameRecord, SelfPlayer, before_move, selection_view
 
 
 def play(spec: str, seed: int = 0, **changes: Any) -> tuple[GameRecord, Any]:
@@ -222,11 +222,11 @@ def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
 
 
 def test_determinized_searches_see_the_outcomes_the_match_gets() -> None:
-    from descent.nets.learn.selfplay import determinize_seed, search_params
     from descent.search_cy.search.api import make_search
     from descent.search_cy.search.bestfirst import fixed_outcome
     from descent.search_cy.search.evaluator import ZeroEvaluator
     from descent.search_cy.search.stopper import Stopper
+    from descent.train.selfplay import determinize_seed, search_params
 
     game = make_game("einstein")
     state = game.new_initial_state()

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from descent.nets.learn.config import TrainConfig, from_mapping, load_config, to_toml
-from descent.nets.learn.heuristics import reinforcement_for
-from descent.nets.learn.network import Learner
-from descent.nets.learn.report import ProgressBar
-from descent.nets.learn.trainer import Trainer
 from descent.search_cy.games.registry import make_game
-from tests.nets.learn.conftest import tiny_config
+from descent.train.config import TrainConfig, from_mapping, load_config, to_toml
+from descent.train.heuristics import reinforcement_for
+from descent.train.network import Learner
+from descent.train.report import ProgressBar
+from descent.train.trainer import Trainer
+from tests.train.conftest import tiny_config
 
 
 def test_config_round_trips_through_toml(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_winrate_chart_draws_every_evaluation_with_its_interval_as_a_band() -> N
     from matplotlib.collections import PolyCollection
     from matplotlib.colors import to_rgb
 
-    from descent.nets.learn.plots import winrate_figure
+    from descent.train.plots import winrate_figure
 
     fig = winrate_figure(_records(), "hex(size=3)")
     (ax,) = fig.axes
@@ -193,7 +193,7 @@ def _data(values: object) -> list[float]:
 
 
 def test_loss_and_throughput_charts_cover_the_whole_history() -> None:
-    from descent.nets.learn.plots import loss_figure, throughput_figure
+    from descent.train.plots import loss_figure, throughput_figure
 
     loss = loss_figure(_records(), "t")
     (ax,) = loss.axes
@@ -213,7 +213,7 @@ def test_loss_and_throughput_charts_cover_the_whole_history() -> None:
 def test_write_plots_writes_three_pngs(tmp_path: Path) -> None:
     from matplotlib.image import imread
 
-    from descent.nets.learn.plots import write_plots
+    from descent.train.plots import write_plots
 
     for records in (_records(), []):             # an empty run draws empty charts
         folder = tmp_path / ("full" if records else "empty")
@@ -232,7 +232,7 @@ def test_without_matplotlib_plots_fail_clearly_and_training_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from descent.nets.learn.plots import PlotsUnavailable, write_plots
+    from descent.train.plots import PlotsUnavailable, write_plots
 
     for name in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
         monkeypatch.setitem(sys.modules, name, None)       # import raises ImportError

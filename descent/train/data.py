@@ -1,7 +1,7 @@
 """Learning data: tree / root / terminal learning, symmetry augmentation, replay memory.
 
 A *pair* is (network input, target value): float32 planes (planes, H, W) and a value in
-player 0's view and value units (nets.learn.heuristics). Stores keep one row per
+player 0's view and value units (train.heuristics). Stores keep one row per
 distinct state of a game and symmetry; a later label of the same state replaces an
 earlier one (the latest search knows best).
 
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from descent.nets.learn.heuristics import Reinforcement
 from descent.search_cy.games.state import GameState
+from descent.train.heuristics import Reinforcement
 
 Planes = npt.NDArray[np.float32]
 Values = npt.NDArray[np.float32]
