@@ -21,15 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from descent.nets.backends import (
-    BACKENDS,
-    Backend,
-    BackendUnavailable,
-    cache_dir,
-    make_backend,
-    probe,
-    runs_model,
-)
+from descent.nets.backends.base import Backend, BackendUnavailable, cache_dir
+from descent.nets.backends.registry import BACKENDS, make_backend, probe, runs_model
 from descent.nets.encoding import encode_batch, sample_positions
 from descent.nets.files import atomic_write
 from descent.nets.modelfile import LoadedModel

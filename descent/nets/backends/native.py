@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, Values, check_batch
+from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, Values, check_batch
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel
 from descent.search_cy.eval.mlp_eval import MLPEvaluator

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
+from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
 from descent.nets.modelfile import LoadedModel
 from descent.nets.onnx_graph import INPUT, OUTPUT, build_onnx
 

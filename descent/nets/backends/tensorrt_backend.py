@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.backends import (
+from descent.nets.backends.base import (
     DEFAULT_MAX_BATCH,
     Batch,
     ChunkedBackend,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.backends import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
+from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, ChunkedBackend, Values
 from descent.nets.modelfile import LoadedModel
 
 
