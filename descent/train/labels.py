@@ -336,6 +336,8 @@ def generate(folder: Path, player: Player, *, games: int = 0, hours: float = 0.0
     import multiprocessing
 
     pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_signals)
+    if log is not None:
+        log(f"{player.game}: stream {stream}, {len(done)} games done, {jobs} playing")
     try:
         # a bounded window of tasks, so that a stop loses at most ``jobs`` games in play
         window: list[Any] = []

@@ -79,3 +79,26 @@ def test_a_shard_that_is_not_the_manifests_is_refused(tmp_path: Path) -> None:
     (folder / "s1-000009-000009.npz").write_bytes(b"not a shard")
     with pytest.raises(ValueError, match="not a labels shard"):
         index(folder)
+
+
+def test_sigterm_writes_the_finished_games_and_exits_cleanly(tmp_path: Path) -> None:
+    """A stop (SIGTERM, as at the end of a session) loses only the games in play."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "hex5"
+    proc = subprocess.Popen([sys.executable, "-m", "descent", "labels", "generate", str(folder),
+                             "--size", "5", "--sims", "200", "--hours", "1",
+                             "--shard-games", "100000"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert "stream 1, 0 games done, 1 playing" in proc.stdout.readline()
+    time.sleep(3.0)                               # games are being played
+    proc.send_signal(signal.SIGTERM)
+    rest, _ = proc.communicate(timeout=120)
+    out = rest
+    assert proc.returncode == 0, out
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["games"] >= 1 and len(manifest["shards"]) == 1, out
+    assert f"{manifest['games']} games in" in out
