@@ -13,8 +13,8 @@ from descent.search_cy.eval.heuristics import heuristic_for, heuristic_names
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator, ziggurat_carriers
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
-from tests.nets.learn.conftest import solve
 from tests.search_cy.eval.test_heuristics import hex_position
+from tests.train.conftest import solve
 
 
 def cell(n: int, name: str) -> int:

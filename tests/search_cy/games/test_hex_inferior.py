@@ -11,9 +11,9 @@ import pytest
 from descent.search_cy.games.hex_inferior import LABELS, HexInferior, dead_ring
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
-from tests.nets.learn.conftest import solve
 from tests.search_cy.eval.test_heuristics import hex_position
 from tests.search_cy.eval.test_hex_vc import cell, solvable_positions
+from tests.train.conftest import solve
 
 
 def ring(points: str) -> int:

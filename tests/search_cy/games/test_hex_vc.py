@@ -12,9 +12,9 @@ import pytest
 from descent.search_cy.eval.hex_eval import HexVCEvaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.hex_vc import HexVC
-from tests.nets.learn.conftest import solve
 from tests.search_cy.eval.test_heuristics import hex_position
 from tests.search_cy.eval.test_hex_vc import cell, solvable_positions
+from tests.train.conftest import solve
 
 NEIGHBOURS = [(-1, 0), (-1, 1), (0, 1), (1, 0), (1, -1), (0, -1)]
 

@@ -1,5 +1,6 @@
-"""MCTS with RAVE and Hex playouts (search/rave.pyx): its solver against brute force, its
-playout policy and scoring against plain rules written here, seeds, threads, limits."""
+"""MCTS with RAVE and Hex playouts (search/rave.pyx; games/hex_playout.pyx): its solver
+against brute force, its playout policy and scoring against plain rules written here,
+seeds, threads, limits."""
 from __future__ import annotations
 
 import random
@@ -8,20 +9,18 @@ import threading
 import pytest
 
 from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.hex_playout import (
+    bridge_reply,
+    pattern_draws,
+    pattern_weights_followed,
+    playout_value,
+)
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.evaluator import ZeroEvaluator
-from descent.search_cy.search.rave import (
-    DEFAULT_PRUNE_RATIO,
-    RaveSearch,
-    bridge_reply,
-    pattern_draws,
-    pattern_weights_followed,
-    playout,
-    playout_value,
-)
+from descent.search_cy.search.rave import DEFAULT_PRUNE_RATIO, RaveSearch, playout
 from descent.search_cy.search.stopper import Stopper
 from tests.search_cy.search.test_bestfirst import wins
 

@@ -1,0 +1,1 @@
+"""Type stubs of hex_prior.pyx (C functions only: nothing for Python)."""
