@@ -1,8 +1,9 @@
-"""Type stubs of the compiled dice chess kernel (dicechess.pyx)."""
+"""Type stubs of the compiled dice chess kernel (dicechess.pyx; the notation functions are
+dicechess_notation's, re-exported)."""
 
 from typing import Any, Self, final
 
-from descent.search_cy.games.state import GameState
+from descent.search_cy.games.dicechess_board import DiceChessBoard
 
 NOMOVE_MODES: tuple[str, ...]
 CASTLE_MODES: tuple[str, ...]
@@ -11,7 +12,7 @@ PIECE_LETTERS: str
 PIECE_NAMES: tuple[str, ...]
 
 @final
-class DiceChessState(GameState):
+class DiceChessState(DiceChessBoard):
     def __new__(cls, game: Any, nomove: str = "reroll", castle: str = "king") -> Self: ...
     def set_fen(self, text: str) -> None: ...
     @property
