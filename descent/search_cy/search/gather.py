@@ -8,7 +8,7 @@ call running becomes the leader once every thread is waiting or ``wait`` seconds
 passed since the oldest waiting call; it runs the function once on all the waiting
 batches, concatenated, and hands each caller its slice. On a CPU backend the threads'
 own calls, run side by side, are faster: the search gathers only when told to
-(``SearchParams.gather``). Batched self-play (nets/learn/workers.py) shares one among the
+(``SearchParams.gather``). Batched self-play (train/workers.py) shares one among the
 games a worker plays at once, each game's thread calling it until its game ends
 (``leave``).
 """

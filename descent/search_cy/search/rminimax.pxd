@@ -2,6 +2,9 @@
 """Rminimax over a flat tree (rminimax.pyx): the builder the searches fill."""
 from libc.stdint cimport int8_t, int32_t, int64_t
 
+from descent.search_cy.games.state cimport GameState
+from descent.search_cy.search.tree cimport TreeTable
+
 cdef enum NodeKind:
     K_RANDOMISED = 0    # the randomised player (the root's mover) moves
     K_OPPONENT = 1      # the opponent moves (minimax against it)
@@ -24,3 +27,6 @@ cdef class TreeBuilder:
 
     cdef int64_t c_node(self, int kind, double value, int depth, bint terminal) except -1
     cdef int64_t c_edges(self, int64_t node, int n) except -1
+
+
+cdef TreeBuilder table_tree(TreeTable table, GameState state, double scale)

@@ -30,8 +30,9 @@ The tree is given flat, as a DAG whose node 0 is the root (transpositions share 
 each is computed once): ``kind[i]`` (RANDOMISED, OPPONENT, CHANCE or LEAF), the range
 ``first[i] .. first[i] + count[i]`` of its edges, ``value[i]`` (leaves), and per edge the
 child ``edge_to[e]`` and, below a chance node, the outcome's probability ``edge_p[e]``.
-The searches (bestfirst.pyx over its stored tree, expectimax.pyx over a full-width tree to
-a depth) build this form; this module holds the recurrence once.
+The searches (bestfirst.pyx over its stored tree: ``table_tree``, expectimax.pyx over a
+full-width tree to a depth: ``full_width_tree``) build this form; this module holds the
+recurrence once.
 """
 from libc.math cimport exp, log, INFINITY, NAN, isnan
 from libc.stdint cimport int8_t, int32_t, int64_t
@@ -40,6 +41,7 @@ from libc.stdlib cimport malloc, realloc, free
 from descent.search_cy.games.state cimport GameState, CHANCE as STATE_CHANCE
 from descent.search_cy.search.evaluator cimport Evaluator
 from descent.search_cy.search.terminal cimport terminal_value
+from descent.search_cy.search.tree cimport TreeTable, Node
 
 import numpy as np
 
@@ -366,4 +368,69 @@ def full_width_tree(GameState root, Evaluator evaluator, int depth, *, int termi
     if _full_width(b, s, evaluator, depth, 0, player, sv, terminal, max_plies,
                    max_nodes) < 0:
         return None
+    return b
+
+
+cdef enum:
+    TABLE_MAX_DEPTH = 2048      # a stored line deeper than this ends in a leaf
+
+
+cdef int64_t _table_node(TreeTable table, GameState s, int64_t idx, int depth,
+                         int root_player, double sv, TreeBuilder b, int64_t* ids) except -1:
+    """Adds the stored subtree of table node ``idx`` (the state ``s``) to ``b``, once
+    per table node (transpositions share theirs), and returns its id there. Children
+    outside the table are leaves with their stored values."""
+    cdef Node* node = &table.nodes[idx]
+    cdef int64_t first = node.first, e, me, child, cidx
+    cdef int nchild = node.nchild, k, player = node.player
+    if ids[idx] >= 0:
+        return ids[idx]
+    me = b.c_node(K_CHANCE if player == STATE_CHANCE else
+                  (K_RANDOMISED if player == root_player else K_OPPONENT),
+                  sv * node.v, depth, False)
+    ids[idx] = me
+    e = b.c_edges(me, nchild)
+    if depth == 0:
+        b.root_actions = [table.children[first + k].action for k in range(nchild)]
+    for k in range(nchild):
+        if player == STATE_CHANCE:
+            b.edge_p[e + k] = table.children[first + k].p
+        s.c_apply(table.children[first + k].action)
+        cidx = -1 if s.c_terminal() or depth >= TABLE_MAX_DEPTH \
+            else table.c_find_index(s.c_hash())
+        if cidx >= 0:
+            child = _table_node(table, s, cidx, depth + 1, root_player, sv, b, ids)
+        else:
+            child = b.c_node(K_LEAF, sv * table.children[first + k].v, depth + 1,
+                             s.c_terminal())
+        s.c_undo()
+        b.edge_to[e + k] = child
+    return me
+
+
+cdef TreeBuilder table_tree(TreeTable table, GameState state, double scale):
+    """The tree a best-first search stored below ``state`` (the root of its last
+    search) in the flat form: values in the root player's view divided by ``scale``."""
+    cdef int64_t idx, i
+    cdef int64_t* ids
+    cdef int root_player
+    cdef TreeBuilder b = TreeBuilder()
+    if not scale > 0:
+        raise ValueError("scale must be > 0")
+    idx = table.c_find_index(state.c_hash())
+    if idx < 0:
+        raise ValueError("the state is not the root of a search in the table")
+    if table.nodes[idx].player == STATE_CHANCE:
+        raise ValueError("the root is a chance node: there is no move to choose")
+    ids = <int64_t*>malloc(table.n_nodes * sizeof(int64_t))
+    if ids == NULL:
+        raise MemoryError()
+    for i in range(table.n_nodes):
+        ids[i] = -1
+    root_player = table.nodes[idx].player
+    try:
+        _table_node(table, state, idx, 0, root_player,
+                    (1.0 if root_player == 0 else -1.0) / scale, b, ids)
+    finally:
+        free(ids)
     return b
