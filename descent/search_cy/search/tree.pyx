@@ -71,7 +71,9 @@ cdef class TreeTable:
         return &self.nodes[i] if i >= 0 else NULL
 
     cdef bint c_has_room(self, int nchild) noexcept nogil:
-        return (self.n_nodes < self.max_nodes and
+        # child_top >= nchild first: their difference, made unsigned by sizeof, would
+        # otherwise wrap round to a huge size and let a wide node overrun the table
+        return (self.n_nodes < self.max_nodes and self.child_top >= nchild and
                 (self.n_nodes + 1) * sizeof(Node) <= (self.child_top - nchild) * sizeof(Child))
 
     cdef Node* c_insert(self, uint64_t key, int nchild) noexcept nogil:

@@ -293,6 +293,22 @@ def test_table_budget_holds_and_compaction_keeps_searching() -> None:
     assert result.iterations == 6000
 
 
+def test_a_node_wider_than_the_room_left_is_refused_not_written_past_the_table() -> None:
+    """The room check subtracted the node's width from the children's free space in
+    unsigned arithmetic: with less room than a 720-outcome chance node needs it wrapped
+    round, passed, and the node's children were written past the table (EinStein, ubfm,
+    a 1 MiB table: a segmentation fault)."""
+    table = TreeTable(0.05)
+    inserted = 0
+    while table.insert_for_test(1000 + inserted, 720):
+        inserted += 1
+    assert 0 < inserted < 100 and len(table) == inserted
+    state = make_game("einstein").new_initial_state()
+    search = make_search("ubfm", ZeroEvaluator(), SearchParams(hash_mb=1, seed=1))
+    result = search.run(state, Stopper(iterations=2000))
+    assert result.iterations == 2000
+
+
 def test_compaction_keeps_exactly_the_marked_nodes() -> None:
     table = TreeTable(1)
     for key in range(1, 200):
