@@ -3,6 +3,7 @@
 from typing_extensions import disjoint_base
 
 from descent.search_cy.games.state import GameState
+from descent.search_cy.search._expectimax_nodes import ExpectiNodes
 from descent.search_cy.search.api import SearchParams
 from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
@@ -15,7 +16,7 @@ RMINIMAX_DEPTH: int
 RMINIMAX_NODES: int
 
 @disjoint_base
-class Expectiminimax:
+class Expectiminimax(ExpectiNodes):
     evaluator: Evaluator
     heuristic_path: bool
     params: SearchParams
