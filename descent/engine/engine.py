@@ -21,6 +21,7 @@ from descent.engine.logsetup import get_logger
 from descent.engine.models import resolve_model
 from descent.engine.options import OPTIONS, Option, check_hash_mb
 from descent.engine.settings import Settings
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.games.state import GameState, IllegalActionError
 from descent.search_cy.search.api import (
@@ -30,7 +31,6 @@ from descent.search_cy.search.api import (
     make_search,
     search_plays,
 )
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.strength import choose_move, parse_strength
 
 
@@ -187,8 +187,8 @@ class Engine:
         playouts, and the network gives the children of every node it reaches enough
         visits virtual visits at its odds (RaveSearch.value): an mlp network in C at 20
         visits, any other in one batch call a node at DEFAULT_VALUE_AT_BATCH."""
+        from descent.search_cy.eval.evaluator import HeuristicEvaluator
         from descent.search_cy.eval.heuristics import heuristic_for
-        from descent.search_cy.search.evaluator import HeuristicEvaluator
         from descent.search_cy.search.rave import DEFAULT_VALUE_AT_BATCH
 
         if network.lo < -1.0 - 1e-9 or network.hi > 1.0 + 1e-9:

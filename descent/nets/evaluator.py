@@ -23,8 +23,8 @@ from descent.nets.backends import AUTO, Backend, make_backend
 from descent.nets.backends.native import NativeBackend, mlp_evaluator
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel, as_model
+from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator
 
 
 class NetworkFunction:

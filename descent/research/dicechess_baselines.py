@@ -32,11 +32,11 @@ import sys
 import numpy as np
 import numpy.typing as npt
 
+from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator
 from descent.train.evaluation import SearchPlayer, paired_matches
 
 # pawn, knight, bishop, rook, queen: planes 0-4 (White) and 6-10 (Black) of the encoding

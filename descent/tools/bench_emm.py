@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from descent.search_cy.eval.evaluator import Evaluator, ZeroEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.sampling import sample_outcome
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.evaluator import Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper

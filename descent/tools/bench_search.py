@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from descent.search_cy.eval.evaluator import BatchEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.sampling import random_action
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search, search_plays
-from descent.search_cy.search.evaluator import BatchEvaluator
 from descent.search_cy.search.stopper import Stopper
 
 GAMES = {

@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.eval.heuristics import format_weights, heuristic_for
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.evaluator import HeuristicEvaluator
 from descent.tools.stats import fmt_elo, summarize
 from descent.tools.tuners import METHODS, Param, tune
 from descent.train.evaluation import MatchStats, SearchPlayer, paired_matches

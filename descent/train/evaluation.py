@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, SearchRunner, make_search
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.stats import wilson_interval
 from descent.train.data import draw_outcome

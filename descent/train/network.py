@@ -31,9 +31,9 @@ from descent.nets.arch import Architecture, preset
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.evaluator import NetworkFunction, network_evaluator
 from descent.nets.modelfile import LoadedModel, Provenance, ValueSpec, make_model
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator
 from descent.train.heuristics import Reinforcement
 
 

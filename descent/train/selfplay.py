@@ -41,11 +41,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
 from descent.search_cy.search.bestfirst import fixed_outcome
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.selection import select_action
 from descent.search_cy.search.stopper import Stopper
 from descent.train.config import SelfPlayConfig

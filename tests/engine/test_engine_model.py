@@ -56,9 +56,9 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     from descent.engine.engine import EngineError
     from descent.nets.arch import preset
     from descent.nets.modelfile import ValueSpec, make_model
+    from descent.search_cy.eval.evaluator import BatchEvaluator
     from descent.search_cy.eval.hex_eval import HexVCEvaluator
     from descent.search_cy.eval.mlp_eval import MLPEvaluator
-    from descent.search_cy.search.evaluator import BatchEvaluator
     from descent.search_cy.search.rave import DEFAULT_VALUE_AT, DEFAULT_VALUE_AT_BATCH
 
     game = "hex(size=5)"

@@ -14,10 +14,10 @@ from descent.nets.encoding import encode_batch, sample_positions
 from descent.nets.evaluator import network_evaluator
 from descent.nets.modelfile import LoadedModel, load_model
 from descent.nets.onnx_graph import reference_forward
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.evalcache import CachedEvaluator
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.stopper import Stopper
 
 BACKENDS = ("onnxruntime", "torch", "tensorrt")

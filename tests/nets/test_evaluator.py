@@ -12,12 +12,12 @@ from descent.nets.encoding import sample_positions
 from descent.nets.evaluator import NetworkFunction, network_evaluator
 from descent.nets.modelfile import LoadedModel, ModelFileError, ValueSpec, make_model
 from descent.nets.onnx_graph import reference_forward
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.evalcache import CachedEvaluator
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.stopper import Stopper
 
 
@@ -166,7 +166,7 @@ def test_cache_bounds_stats_and_clear() -> None:
 
 
 def test_an_inner_failure_leaves_the_cache_usable(hex_model: LoadedModel) -> None:
-    from descent.search_cy.search.evaluator import BatchEvaluator
+    from descent.search_cy.eval.evaluator import BatchEvaluator
 
     calls = {"n": 0}
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from descent.research.swapmap import build, first_stones, play_game
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.search.api import SearchParams, make_search
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 
 

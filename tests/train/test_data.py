@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.train.data import ReplayMemory, StateStore, draw_outcome
 from descent.train.heuristics import Reinforcement, reinforcement_for

@@ -222,9 +222,9 @@ def test_selfplay_reads_the_live_weights_through_onnxruntime(spec: str) -> None:
 
 
 def test_determinized_searches_see_the_outcomes_the_match_gets() -> None:
+    from descent.search_cy.eval.evaluator import ZeroEvaluator
     from descent.search_cy.search.api import make_search
     from descent.search_cy.search.bestfirst import fixed_outcome
-    from descent.search_cy.search.evaluator import ZeroEvaluator
     from descent.search_cy.search.stopper import Stopper
     from descent.train.selfplay import determinize_seed, search_params
 

@@ -1,7 +1,7 @@
 """Type stubs of dicechess_eval.pyx."""
 
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.games.dicechess import DiceChessState
-from descent.search_cy.search.evaluator import HeuristicEvaluator
 
 FEATURE_NAMES: tuple[str, ...]
 

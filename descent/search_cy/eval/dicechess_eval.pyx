@@ -16,7 +16,7 @@ from libc.stdint cimport uint64_t
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.dicechess cimport (
     DiceChessState, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING, NOMOVE_REROLL, NOMOVE_FREE)
-from descent.search_cy.search.evaluator cimport HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 
 cdef extern from *:
     """

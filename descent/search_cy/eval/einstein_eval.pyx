@@ -13,7 +13,7 @@ from libc.math cimport tanh, log
 
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.einstein cimport EinsteinState
-from descent.search_cy.search.evaluator cimport HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 
 cdef enum:
     PH_SETUP_BLUE = 1   # phases as in einstein.pyx: 0/1 set-up, 2 roll, 3 move, 4 over

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator, DiceChessFeatureEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
 from descent.search_cy.games.registry import Game, parse_spec
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import HeuristicEvaluator
 
 # Each game's heuristics by name, its default first.
 HEURISTICS: dict[str, dict[str, Callable[[], HeuristicEvaluator]]] = {

@@ -2,9 +2,9 @@
 
 from typing_extensions import disjoint_base
 
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import HeuristicEvaluator
 
 @disjoint_base
 class HexEvaluator(HeuristicEvaluator):

@@ -17,7 +17,7 @@ from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_inferior cimport HexInferior, INF_BLACK
 from descent.search_cy.games.hex_patterns cimport ROUTE_GAP, ROUTE_OFF
-from descent.search_cy.search.evaluator cimport (
+from descent.search_cy.eval.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
 cdef enum:

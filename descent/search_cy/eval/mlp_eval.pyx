@@ -27,7 +27,7 @@ from libc.math cimport tanh
 import numpy as np
 
 from descent.search_cy.games.state cimport GameState
-from descent.search_cy.search.evaluator cimport HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 
 cdef extern from "stdlib.h":
     void* aligned_alloc(size_t alignment, size_t size) nogil

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """A best-first node's best child, and the decision at the root (_decision.pyx)."""
 from descent.search_cy.games.state cimport GameState
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 from descent.search_cy.search.tree cimport TreeTable, Node, Child
 
 

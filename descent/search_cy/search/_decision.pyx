@@ -8,7 +8,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int64_t
 
 from descent.search_cy.games.state cimport GameState, CHANCE
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 from descent.search_cy.search.tree cimport TreeTable, Node, Child
 
 from descent.search_cy.search.result import ChildStat

@@ -5,7 +5,7 @@ SMP) is ``expectimax.pyx``'s ``Expectiminimax``, a subclass."""
 from libc.stdint cimport uint64_t
 
 from descent.search_cy.games.state cimport GameState, CHANCE
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.search.stopper cimport Stopper
 from descent.search_cy.search.ttable cimport TranspositionTable
 

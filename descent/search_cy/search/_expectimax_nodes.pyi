@@ -2,7 +2,7 @@
 
 from typing_extensions import disjoint_base
 
-from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.search.ttable import TranspositionTable
 
 @disjoint_base

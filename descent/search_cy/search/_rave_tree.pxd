@@ -5,7 +5,7 @@ from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.games.hex_playout cimport HexPlayout
 from descent.search_cy.games.hex_vc cimport HexVC
 from descent.search_cy.eval.hex_prior cimport Child
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 
 cdef enum:
     MAXPATH = 640

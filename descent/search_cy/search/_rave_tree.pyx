@@ -32,7 +32,7 @@ from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.eval.hex_prior cimport (
     Child, LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR, INFERIOR,
     expansion_prior, route_factor, mustplay, probes, vcm_boost)
-from descent.search_cy.search.evaluator cimport (
+from descent.search_cy.eval.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
 cdef enum:

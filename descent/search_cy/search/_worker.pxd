@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
 
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.zobrist cimport splitmix64
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator
 
 cdef enum:
     MAX_PATH = 4096      # deeper lines are cut: the node at the cut is a leaf

@@ -13,7 +13,7 @@ from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
 from libc.stdlib cimport malloc, calloc, free
 
 from descent.search_cy.games.state cimport GameState, CHANCE
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
 from descent.search_cy.search.terminal cimport terminal_value
 
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import ChildStat, SearchResult
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.terminal import KINDS as TERMINAL_NAMES

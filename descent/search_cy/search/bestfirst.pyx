@@ -71,7 +71,7 @@ from descent.search_cy.search._worker cimport (
     Worker, Rules, MAX_PATH, new_workers, free_workers, reset_workers, settle_workers,
     worker_actions, value_heuristic, value_batch, uniform, sign_of)
 from descent.search_cy.search.rminimax cimport TreeBuilder, table_tree
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
 from descent.search_cy.search.stopper cimport (
     Stopper, monotonic, STOP_NONE, STOP_RESOLVED, STOP_MEMORY, STOP_TIME, STOP_NODES,
     STOP_ITERATIONS, STOP_EXTERNAL)

@@ -4,7 +4,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-from descent.search_cy.search.evaluator import Evaluator
+from descent.search_cy.eval.evaluator import Evaluator
 
 @disjoint_base
 class CachedEvaluator(Evaluator):

@@ -22,7 +22,7 @@ from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memset
 
 from descent.search_cy.games.state cimport GameState
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 
 
 cdef struct Entry:

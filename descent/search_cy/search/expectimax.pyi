@@ -2,10 +2,10 @@
 
 from typing_extensions import disjoint_base
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search._expectimax_nodes import ExpectiNodes
 from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.ttable import TranspositionTable

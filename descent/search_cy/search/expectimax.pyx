@@ -52,7 +52,7 @@ from dataclasses import replace
 from libc.math cimport INFINITY
 
 from descent.search_cy.games.state cimport GameState, CHANCE
-from descent.search_cy.search.evaluator cimport Evaluator, HeuristicEvaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.search.stopper cimport Stopper, STOP_DEPTH, STOP_RESOLVED
 from descent.search_cy.search.terminal cimport TERMINAL_DEPTH_ADD, TERMINAL_DEPTH_MUL
 from descent.search_cy.search.ttable cimport TranspositionTable, TTEntry, TT_EXACT

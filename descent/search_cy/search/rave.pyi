@@ -4,10 +4,10 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper
 

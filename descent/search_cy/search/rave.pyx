@@ -97,7 +97,7 @@ from descent.search_cy.eval.hex_prior cimport Child, INFERIOR
 from descent.search_cy.search._rave_tree cimport RaveTree, Node
 from descent.search_cy.search.stopper cimport (
     Stopper, STOP_RESOLVED, STOP_TIME, STOP_DECIDED)
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 
 from descent.search_cy.games.hex_patterns import shipped_weights
 from descent.search_cy.games.hex_swap import shipped_swap_map

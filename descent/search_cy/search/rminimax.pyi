@@ -6,8 +6,8 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
 
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import Evaluator
 
 RANDOMISED: int
 OPPONENT: int

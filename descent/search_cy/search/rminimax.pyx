@@ -39,7 +39,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 
 from descent.search_cy.games.state cimport GameState, CHANCE as STATE_CHANCE
-from descent.search_cy.search.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator
 from descent.search_cy.search.terminal cimport terminal_value
 from descent.search_cy.search.tree cimport TreeTable, Node
 

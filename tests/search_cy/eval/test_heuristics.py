@@ -16,12 +16,12 @@ import pytest
 
 from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator, DiceChessFeatureEvaluator
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.eval.heuristics import game_name, heuristic_for
 from descent.search_cy.eval.hex_eval import HexEvaluator, HexVCEvaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.evaluator import HeuristicEvaluator
 from tests.conftest import random_action
 
 RANGE_SPECS = [

@@ -10,11 +10,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from descent.search_cy.eval.evaluator import BatchEvaluator, ZeroEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.bestfirst import BestFirstSearch
-from descent.search_cy.search.evaluator import BatchEvaluator, ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.tree import TreeTable
 

@@ -16,10 +16,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams, make_search
-from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
 from descent.search_cy.search.result import SearchResult
 from descent.search_cy.search.stopper import Stopper

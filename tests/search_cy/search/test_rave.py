@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.hex_playout import (
     bridge_reply,
@@ -19,7 +20,6 @@ from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.rave import DEFAULT_PRUNE_RATIO, RaveSearch, playout
 from descent.search_cy.search.stopper import Stopper
 from tests.search_cy.search.test_bestfirst import wins
@@ -201,7 +201,7 @@ def test_a_value_network_gives_each_child_virtual_visits_at_its_odds() -> None:
 def test_a_batch_network_is_read_a_node_at_a_time_and_its_failure_is_raised() -> None:
     import numpy as np
 
-    from descent.search_cy.search.evaluator import BatchEvaluator
+    from descent.search_cy.eval.evaluator import BatchEvaluator
 
     state = position("hex(size=5)", ["c3", "b4"])
     mover = state.current_player()

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from descent.search_cy.eval.einstein_eval import EinsteinEvaluator
+from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
-from descent.search_cy.search.evaluator import Evaluator
 from descent.search_cy.search.expectimax import Expectiminimax
 from descent.search_cy.search.rminimax import (
     CHANCE,

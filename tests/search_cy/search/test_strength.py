@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import ChildStat, SearchParams, SearchResult, make_search
 from descent.search_cy.search.bestfirst import BestFirstSearch
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.strength import (
     GAME_LEVELS,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.terminal import KINDS, value
 

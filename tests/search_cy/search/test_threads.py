@@ -13,13 +13,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.bestfirst import BestFirstSearch
 from descent.search_cy.search.evalcache import CachedEvaluator
-from descent.search_cy.search.evaluator import BatchEvaluator, Evaluator, ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
 from descent.search_cy.search.gather import BatchGatherer
 from descent.search_cy.search.stopper import Stopper

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from descent.search_cy.eval.evaluator import ZeroEvaluator
 from descent.search_cy.search.api import SearchParams
-from descent.search_cy.search.evaluator import ZeroEvaluator
 from descent.search_cy.search.expectimax import Expectiminimax
 from descent.search_cy.search.ttable import (
     BUCKET_BYTES,
