@@ -31,4 +31,7 @@ extensions = [
     if not os.environ.get("DESCENT_ONLY") or path.stem in os.environ["DESCENT_ONLY"].split(",")
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, nthreads=2))
+# every core: the C translation (cythonize) and the compilation (build_ext) run in parallel
+CORES = os.cpu_count() or 1
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, nthreads=CORES),
+      options={"build_ext": {"parallel": CORES}})

@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from descent.progress import LineStream
 from descent.tools.stats import Sprt, Summary, finite_or_none, fmt_elo, summarize
 
 EXTERNAL = ("gtp", "ewn", "uci")
@@ -533,26 +534,6 @@ def _progress_info(result: ArenaResult, running: int) -> str:
     return "  ".join(parts)
 
 
-class _Lines:
-    """tqdm's redraws as whole lines, for a progress stream that is no terminal (a log, a
-    pipe), where carriage returns would pile every state on one line; a state that
-    repeats the line before it is dropped."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.last = ""
-
-    def write(self, text: str) -> int:
-        line = text.replace("\r", "").rstrip()
-        if line and line != self.last:
-            self.stream.write(line + "\n")
-            self.last = line
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-
 PROGRESS_LOG_INTERVAL = 10.0     # seconds between progress lines on a stream no terminal
 
 
@@ -562,7 +543,7 @@ def _progress_bar(stream: IO[str], total: int) -> Any:
     from tqdm import tqdm
 
     tty = bool(getattr(stream, "isatty", lambda: False)())
-    return tqdm(total=total, unit="game", file=stream if tty else _Lines(stream),
+    return tqdm(total=total, unit="game", file=stream if tty else LineStream(stream),
                 mininterval=0.1 if tty else PROGRESS_LOG_INTERVAL, miniters=0,
                 dynamic_ncols=tty, ascii=None if tty else True, leave=True)
 

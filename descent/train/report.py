@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from descent.progress import LineStream
 from descent.train.plots import PlotsUnavailable, write_plots
 
 __all__ = ["MetricsLog", "PlotsUnavailable", "ProgressBar", "without_timings", "write_plots"]
@@ -56,26 +57,6 @@ def without_timings(record: dict[str, Any]) -> dict[str, Any]:
     """A metrics record without its wall-clock fields (for determinism checks)."""
     return {k: (without_timings(v) if isinstance(v, dict) else v)
             for k, v in record.items() if k not in TIMING_KEYS}
-
-
-class LineStream:
-    """What tqdm writes, as whole lines, for a stream that is no terminal (a log file, a
-    pipe): tqdm redraws its bar after a carriage return, which piles every state on one
-    line of a log. A state that repeats the line before it is dropped."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.last = ""
-
-    def write(self, text: str) -> int:
-        line = text.replace("\r", "").rstrip()
-        if line and line != self.last:
-            self.stream.write(line + "\n")
-            self.last = line
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
 
 
 class ProgressBar:
