@@ -84,6 +84,8 @@ cdef class ExpectiNodes:
                            int* applied) except -1
     cdef void _scatter(self, double* vals, char* term, int n, double* flushed) noexcept nogil
     cdef bint _batch_children(self, int* acts, int n, int level) noexcept nogil
+    cdef void _flush(self, int pending, double* flushed) except *
+    cdef bint _abort(self, BaseException exc, int applied)
     cdef int _batch_outcome(self, int i, int off, int level, bint* allres,
                             int* applied) except -1
     cdef bint _batch_outcomes(self, int n, int level, bint* allres) noexcept nogil

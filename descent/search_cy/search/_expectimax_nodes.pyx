@@ -462,21 +462,31 @@ cdef class ExpectiNodes:
         with gil:
             try:
                 pending = self._add_children(acts, n, vals, term, &applied)
-                if pending:
-                    self.evaluator.c_flush(flushed)
-                    self.evals += pending
+                self._flush(pending, flushed)
             except BaseException as exc:
-                if applied:
-                    self.s.c_undo()
-                self.error = exc
-                self.aborted = True
-                return False
+                return self._abort(exc, applied)
             if self.nodes >= self.next_poll:
                 self._poll()
         if self.aborted:
             return False
         self._scatter(vals, term, n, flushed)
         return True
+
+    cdef void _flush(self, int pending, double* flushed) except *:
+        """The evaluator's values of the ``pending`` positions added, into ``flushed``."""
+        if pending:
+            self.evaluator.c_flush(flushed)
+            self.evals += pending
+
+    cdef bint _abort(self, BaseException exc, int applied):
+        """The evaluator raised during a batch fill: the ``applied`` moves are taken back,
+        the error kept for ``run`` to raise, and the search aborted. Returns False."""
+        while applied > 0:
+            self.s.c_undo()
+            applied -= 1
+        self.error = exc
+        self.aborted = True
+        return False
 
     cdef int _batch_outcome(self, int i, int off, int level, bint* allres,
                             int* applied) except -1:
@@ -541,16 +551,9 @@ cdef class ExpectiNodes:
                     off += self.buf.b_count[i]
                     self.s.c_undo()
                     applied = 0
-                if pending:
-                    self.evaluator.c_flush(self.buf.b_flushed)
-                    self.evals += pending
+                self._flush(pending, self.buf.b_flushed)
             except BaseException as exc:
-                while applied > 0:
-                    self.s.c_undo()
-                    applied -= 1
-                self.error = exc
-                self.aborted = True
-                return False
+                return self._abort(exc, applied)
             if self.nodes >= self.next_poll:
                 self._poll()
         if self.aborted:
