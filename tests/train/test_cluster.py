@@ -36,10 +36,12 @@ def _ray_cli() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "ray.scripts.scripts"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster() -> Iterator[str]:
     """A head node of two CPUs started as a user would (``ray start --head``), joined by
-    this process; its address for subprocesses. Stopped at the end."""
+    this process; its address for subprocesses. Stopped at the end of the run: once per
+    run, since a test worker may run other modules between this one's tests, and a head
+    restarted at once after ``ray stop`` can refuse its clients (WrongClusterID)."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run([*_ray_cli(), "stop", "--force"], env=env, capture_output=True)
     started = subprocess.run(
