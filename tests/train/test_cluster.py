@@ -25,8 +25,6 @@ from descent.train.trainer import METRICS_NAME, Trainer
 from tests.train.conftest import tiny_config
 
 ray = pytest.importorskip("ray", reason="the cluster extra (Ray) is not installed")
-# one machine-wide head node (a fixed port): the module runs on one test worker
-pytestmark = pytest.mark.xdist_group("ray")
 
 PORT = 46379
 
