@@ -1,15 +1,13 @@
 """The project's text speaks of the project, never of how or when its authors worked.
 
 Scans the repository's text files (docs, README, code with its comments and docstrings,
-configs, tests) for phrases about the building process: a chapter of work named by its
-order ("twenty-fifth session", "sessions 18-21"), "this session", "last session", "next
-session", "earlier session", "this turn", "last turn", "a turn ago", a machine or GPU
-"lent", "device time", and citations of the diary these phrases came from (RESULTS.md).
-Results are filed by topic (docs/results/), not by when they were measured.
+configs, tests) for the phrases of a work diary (PHRASES: chapters of work named by their
+order or number, the sitting before or after, machines borrowed for a while, and
+citations of the old diary file). Results are filed by topic (docs/results/), not by when
+they were measured.
 
 "Session" alone is a product word here (an MQTT session, the session that ends on
-``quit``, ``Engine.end_session``), so the bare word is never banned; ALLOWED lists the
-places where a banned phrase is that product word.
+``quit``, ``Engine.end_session``), so the bare word is never banned.
 """
 
 from __future__ import annotations
@@ -38,9 +36,9 @@ _ORDINAL = (
 PHRASES = [
     re.compile(p, re.IGNORECASE)
     for p in (
-        rf"\b{_ORDINAL}\s+sessions?\b",             # "the twenty-fifth session"
-        r"\b\d+(?:st|nd|rd|th)\s+sessions?\b",      # "the 18th session"
-        r"\bsessions?\s+\d+\b",                     # "sessions 18, 20, 21"
+        rf"\b{_ORDINAL}\s+sessions?\b",
+        r"\b\d+(?:st|nd|rd|th)\s+sessions?\b",
+        r"\bsessions?\s+\d+\b",
         r"\b(?:this|last|next|earlier|previous|later)\s+sessions?\b",
         r"\b(?:this|last)\s+turn\b",
         r"\ba\s+turn\s+ago\b",
@@ -51,12 +49,6 @@ PHRASES = [
         r"\bRESULTS\.md\b",                        # the diary: results are filed by topic
     )
 ]
-
-# (path, phrase) where the phrase is the product's own word: an MQTT client's session
-ALLOWED = {
-    ("descent/protocols/mqtt_client.py", "this session"),
-    ("descent/protocols/mqtt.py", "first session"),
-}
 
 SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
@@ -99,9 +91,6 @@ def hits_in(name: str, text: str) -> list[str]:
     found = []
     for pattern in PHRASES:
         for match in pattern.finditer(flat):
-            phrase = " ".join(match.group(0).lower().split())
-            if (name, phrase) in ALLOWED:
-                continue
             number = bisect.bisect_right(starts, match.start())
             found.append(f"{name}:{number}: {match.group(0)!r}: {lines[number - 1].strip()}")
     return sorted(found, key=lambda hit: int(hit.split(":")[1]))

@@ -414,7 +414,7 @@ class MqttLink:
         first connection. Blocks (awaits) for the whole session."""
         delay = BACKOFF_MIN_S
         while not self._finished():
-            # clean only before the first session: later ones resume the broker's queue
+            # clean only on the process's first connection: later ones resume the broker's queue
             first = self.connections == 0
             entered = False
             try:

@@ -4,7 +4,7 @@ local stdio engine (the reverse of ``descent mqtt-bridge``).
     descent mqtt-client --broker HOST:PORT --engine-id ID [--framing gtp|line]
 
 Every line read from stdin is published to ``<prefix>/<id>/in`` as a request with an id
-of this session's own (``{"id": "<session>-<n>", "line": ...}``), and what the engine
+of this client's own (``{"id": "<session>-<n>", "line": ...}``), and what the engine
 publishes for those ids on ``<prefix>/<id>/out`` (replies, and the output of searches such
 as UCI ``info``/``bestmove``) is written to stdout as it was printed, so any GTP, EWN, NTU
 or UCI client (``descent arena`` among them, as ``mqtt:HOST:PORT/ID`` players) plays the
@@ -62,7 +62,7 @@ class MqttClient:
         sys.stdout.flush()
 
     def _output(self, payload: bytes) -> None:
-        """Writes what the engine published for one of this session's requests."""
+        """Writes what the engine published for one of this client's requests."""
         try:
             data = json.loads(payload)
         except ValueError:
