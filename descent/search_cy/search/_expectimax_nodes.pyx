@@ -103,6 +103,32 @@ cdef inline double* _block(ExpectiNodes t, int level, int k) noexcept nogil:
     return t.buf.dbl + (<size_t>level * DBL_BLOCKS + k) * (t.buf.cap + 1)
 
 
+# ------------------------------------------------------------ a chance node's arrays
+cdef struct ChanceView:
+    int* outs           # the outcomes (this level's row of acts)
+    double* probs       # their probabilities
+    double* lb          # bounds on each outcome's value
+    double* ub
+    double* suf_lb      # Star1: the sums of p * lb and p * ub over the outcomes after i
+    double* suf_ub
+    double* sufp        # Star2: the sums of p over the outcomes after i
+    char* known         # the outcome's value is lb (terminal, batched, exact entry)
+
+
+cdef inline ChanceView _chance_view(ExpectiNodes t, int level) noexcept nogil:
+    """Level ``level``'s outcome arrays, laid over its double blocks 0-6."""
+    cdef ChanceView c
+    c.outs = t.buf.acts + <size_t>level * t.buf.cap
+    c.probs = _block(t, level, 0)
+    c.lb = _block(t, level, 1)
+    c.ub = _block(t, level, 2)
+    c.suf_lb = _block(t, level, 3)
+    c.suf_ub = _block(t, level, 4)
+    c.sufp = _block(t, level, 5)
+    c.known = <char*>_block(t, level, 6)
+    return c
+
+
 cdef inline void _reward(ExpectiNodes t, int p, int action, int depth) noexcept nogil:
     cdef unsigned int* h = &t.history[p * HIST_SIZE + (action & (HIST_SIZE - 1))]
     if h[0] < 0x3FFFFFFF:
@@ -239,36 +265,29 @@ cdef inline double star1(ExpectiNodes t, uint64_t key, int depth, double alpha, 
     window that would let the node fail. At star=0 and at a ``batched`` node (its
     outcomes counted already) the exact expectation: every outcome searched with the
     full window."""
-    cdef int* outs = t.buf.acts + <size_t>level * t.buf.cap
-    cdef size_t stride = t.buf.cap + 1
-    cdef double* probs = _block(t, level, 0)
-    cdef double* lb = probs + stride
-    cdef double* ub = probs + 2 * stride
-    cdef double* suf_lb = probs + 3 * stride
-    cdef double* suf_ub = probs + 4 * stride
-    cdef char* known = <char*>(probs + 6 * stride)
+    cdef ChanceView c = _chance_view(t, level)
     cdef int i
     cdef double eps = t.eps, v, pi, ca = -INFINITY, cb = INFINITY, lim, total = 0.0
     cdef bint r = False, full = batched or t.star == 0
     if not full:
-        suf_lb[n] = 0.0
-        suf_ub[n] = 0.0
+        c.suf_lb[n] = 0.0
+        c.suf_ub[n] = 0.0
         for i in range(n - 1, -1, -1):
-            suf_lb[i] = suf_lb[i + 1] + probs[i] * lb[i]
-            suf_ub[i] = suf_ub[i + 1] + probs[i] * ub[i]
+            c.suf_lb[i] = c.suf_lb[i + 1] + c.probs[i] * c.lb[i]
+            c.suf_ub[i] = c.suf_ub[i + 1] + c.probs[i] * c.ub[i]
     for i in range(n):
-        pi = probs[i]
-        if known[i]:
-            v = lb[i]                     # a terminal, batched or exact table value
+        pi = c.probs[i]
+        if c.known[i]:
+            v = c.lb[i]                   # a terminal, batched or exact table value
         else:
             if not full:
-                ca = (alpha - eps - total - suf_ub[i + 1]) / pi
-                cb = (beta + eps - total - suf_lb[i + 1]) / pi
-                if ca <= lb[i]:
+                ca = (alpha - eps - total - c.suf_ub[i + 1]) / pi
+                cb = (beta + eps - total - c.suf_lb[i + 1]) / pi
+                if ca <= c.lb[i]:
                     ca = -INFINITY
-                if cb >= ub[i]:
+                if cb >= c.ub[i]:
                     cb = INFINITY
-            t.s.c_apply(outs[i])
+            t.s.c_apply(c.outs[i])
             if not batched:
                 count_node(t)
             while True:
@@ -279,14 +298,14 @@ cdef inline double star1(ExpectiNodes t, uint64_t key, int depth, double alpha, 
                 if full:
                     break
                 if v <= ca:
-                    lim = total + pi * v + suf_ub[i + 1]
+                    lim = total + pi * v + c.suf_ub[i + 1]
                     if lim <= alpha - 0.5 * eps:
                         t.s.c_undo()
                         return _chance_cut(t, key, lim, depth, TT_UPPER,
                                            allres and r, res)
                     ca = -INFINITY          # rounding: search the outcome again
                 elif v >= cb:
-                    lim = total + pi * v + suf_lb[i + 1]
+                    lim = total + pi * v + c.suf_lb[i + 1]
                     if lim >= beta + 0.5 * eps:
                         t.s.c_undo()
                         return _chance_cut(t, key, lim, depth, TT_LOWER,
@@ -494,9 +513,7 @@ cdef class ExpectiNodes:
         (terminal, an exact table entry: its bounds set, known), a player node whose
         ordered moves join the batch at ``off`` (b_count; returns how many of them the
         evaluator values), or left to search."""
-        cdef double* lb = _block(self, level, 1)
-        cdef double* ub = _block(self, level, 2)
-        cdef char* known = <char*>_block(self, level, 6)
+        cdef ChanceView c = _chance_view(self, level)
         cdef int* scores = self.buf.scores + <size_t>(level + 1) * self.buf.cap
         cdef int* acts = self.buf.b_acts + off
         cdef TTEntry* e
@@ -526,9 +543,9 @@ cdef class ExpectiNodes:
                 return self._add_children(acts, m, self.buf.b_vals + off,
                                           self.buf.b_term + off, applied)
         self.buf.b_kind[i] = B_VALUED
-        lb[i] = v
-        ub[i] = v
-        known[i] = 1
+        c.lb[i] = v
+        c.ub[i] = v
+        c.known[i] = 1
         allres[0] = allres[0] and r
         return 0
 
@@ -567,9 +584,7 @@ cdef class ExpectiNodes:
         (exact: full window), known at once: a general search below may run another
         chance batch (EinStein's two random set-ups, then a roll), which reuses the b_
         buffers."""
-        cdef double* lb = _block(self, level, 1)
-        cdef double* ub = _block(self, level, 2)
-        cdef char* known = <char*>_block(self, level, 6)
+        cdef ChanceView c = _chance_view(self, level)
         cdef int i, m, off = 0
         cdef bint r = False
         cdef char kind
@@ -578,12 +593,12 @@ cdef class ExpectiNodes:
             if kind != B_PLAYER0 and kind != B_PLAYER1:
                 continue
             m = self.buf.b_count[i]
-            lb[i] = player_loop(self, 0 if kind == B_PLAYER0 else 1, self.buf.b_key[i],
-                                      self.buf.b_acts + off, m, 1, -INFINITY, INFINITY,
-                                      level + 1, self.buf.b_vals + off,
-                                      self.buf.b_term + off, &r)
-            ub[i] = lb[i]
-            known[i] = 1
+            c.lb[i] = player_loop(self, 0 if kind == B_PLAYER0 else 1, self.buf.b_key[i],
+                                  self.buf.b_acts + off, m, 1, -INFINITY, INFINITY,
+                                  level + 1, self.buf.b_vals + off,
+                                  self.buf.b_term + off, &r)
+            c.ub[i] = c.lb[i]
+            c.known[i] = 1
             allres[0] = allres[0] and r
             off += m
 
@@ -594,13 +609,7 @@ cdef class ExpectiNodes:
         expectation from one flush (every window accepts it); else Star2's probes
         (star == 2) and Star1 (star=0: the exact expectation, every outcome searched
         with the full window)."""
-        cdef int* outs = self.buf.acts + <size_t>level * self.buf.cap
-        cdef size_t stride = self.buf.cap + 1
-        cdef double* probs = _block(self, level, 0)
-        cdef double* lb = probs + stride
-        cdef double* ub = probs + 2 * stride
-        cdef double* sufp = probs + 5 * stride
-        cdef char* known = <char*>(probs + 6 * stride)
+        cdef ChanceView c = _chance_view(self, level)
         cdef bint batch = depth == 1 and not self.heuristic_path and level + 1 < self.levels
         cdef uint64_t key = 0
         cdef TTEntry* e
@@ -616,15 +625,15 @@ cdef class ExpectiNodes:
             e = self.tt.c_lookup(key, &ent)
             if e != NULL and _tt_cut(self, e, depth, alpha, beta, &v, res):
                 return v
-        n = self.s.c_chance(outs, probs)
+        n = self.s.c_chance(c.outs, c.probs)
         for i in range(n):
-            known[i] = 0
+            c.known[i] = 0
         if self.star != 0 and not batch:          # the bounds Star1 and Star2 prune with
-            sufp[n] = 0.0
+            c.sufp[n] = 0.0
             for i in range(n - 1, -1, -1):
-                sufp[i] = sufp[i + 1] + probs[i]
-                lb[i] = self.L
-                ub[i] = self.U
+                c.sufp[i] = c.sufp[i + 1] + c.probs[i]
+                c.lb[i] = self.L
+                c.ub[i] = self.U
         if batch:
             if not self._batch_outcomes(n, level, &allres):
                 return 0.0
@@ -666,13 +675,7 @@ cdef class ExpectiNodes:
         """Star2's probing phase: each outcome's successor bounded by its table entry or
         its first move; 1 (``value`` set) when the bounds cut the node or the search
         aborted, else 0 with the bounds in this level's blocks."""
-        cdef int* outs = self.buf.acts + <size_t>level * self.buf.cap
-        cdef size_t stride = self.buf.cap + 1
-        cdef double* probs = _block(self, level, 0)
-        cdef double* lb = probs + stride
-        cdef double* ub = probs + 2 * stride
-        cdef double* sufp = probs + 5 * stride
-        cdef char* known = <char*>(probs + 6 * stride)
+        cdef ChanceView c = _chance_view(self, level)
         cdef TTEntry* e
         cdef TTEntry ent
         cdef int i, q, bound
@@ -680,14 +683,14 @@ cdef class ExpectiNodes:
         cdef double v, w, pi, pa, pb, lim, done_lb = 0.0, done_ub = 0.0
         cdef bint r = False
         for i in range(n):
-            pi = probs[i]
-            self.s.c_apply(outs[i])
+            pi = c.probs[i]
+            self.s.c_apply(c.outs[i])
             count_node(self)
             if self.s.c_terminal():
                 v = terminal_value(self.s, self.kind, self.max_plies)
-                lb[i] = v
-                ub[i] = v
-                known[i] = 1
+                c.lb[i] = v
+                c.ub[i] = v
+                c.known[i] = 1
             else:
                 q = self.s.c_player()
                 if q == 0 or q == 1:
@@ -697,37 +700,37 @@ cdef class ExpectiNodes:
                         if e != NULL and _usable(self, e, depth):
                             bound = e.flags & TT_BOUND_MASK
                             if bound == TT_EXACT:
-                                known[i] = 1
-                            if bound != TT_UPPER and e.value > lb[i]:
-                                lb[i] = e.value
-                            if bound != TT_LOWER and e.value < ub[i]:
-                                ub[i] = e.value
+                                c.known[i] = 1
+                            if bound != TT_UPPER and e.value > c.lb[i]:
+                                c.lb[i] = e.value
+                            if bound != TT_LOWER and e.value < c.ub[i]:
+                                c.ub[i] = e.value
                             r = (e.flags & TT_RESOLVED) != 0
-                    if not known[i] and level + 2 < self.levels and (
-                            (q == 0 and lb[i] == L) or (q == 1 and ub[i] == U)):
-                        pa = (alpha - eps - done_ub - sufp[i + 1] * U) / pi
-                        pb = (beta + eps - done_lb - sufp[i + 1] * L) / pi
-                        if pa <= lb[i]:
+                    if not c.known[i] and level + 2 < self.levels and (
+                            (q == 0 and c.lb[i] == L) or (q == 1 and c.ub[i] == U)):
+                        pa = (alpha - eps - done_ub - c.sufp[i + 1] * U) / pi
+                        pb = (beta + eps - done_lb - c.sufp[i + 1] * L) / pi
+                        if pa <= c.lb[i]:
                             pa = -INFINITY
-                        if pb >= ub[i]:
+                        if pb >= c.ub[i]:
                             pb = INFINITY
                         w = self._probe(q, depth, pa, pb, level + 1, &r)
-                        if q == 0 and w > pa and w > lb[i]:
-                            lb[i] = w
-                        elif q == 1 and w < pb and w < ub[i]:
-                            ub[i] = w
+                        if q == 0 and w > pa and w > c.lb[i]:
+                            c.lb[i] = w
+                        elif q == 1 and w < pb and w < c.ub[i]:
+                            c.ub[i] = w
                     allres[0] = allres[0] and r
             self.s.c_undo()
             if self.aborted:
                 value[0] = 0.0
                 return 1
-            done_lb += pi * lb[i]
-            done_ub += pi * ub[i]
-            lim = done_lb + sufp[i + 1] * L
+            done_lb += pi * c.lb[i]
+            done_ub += pi * c.ub[i]
+            lim = done_lb + c.sufp[i + 1] * L
             if lim >= beta + 0.5 * eps:
                 value[0] = _chance_cut(self, key, lim, depth, TT_LOWER, allres[0], res)
                 return 1
-            lim = done_ub + sufp[i + 1] * U
+            lim = done_ub + c.sufp[i + 1] * U
             if lim <= alpha - 0.5 * eps:
                 value[0] = _chance_cut(self, key, lim, depth, TT_UPPER, allres[0], res)
                 return 1
