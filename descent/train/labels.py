@@ -220,7 +220,7 @@ def write_shard(folder: Path, player: Player, games: Sequence[GameRecord]) -> Pa
         np.savez_compressed(f, allow_pickle=False, **arrays)
 
     _atomic_write(path, write)
-    index(folder)
+    index(folder, rehash=False)
     return path
 
 
@@ -232,36 +232,45 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def index(folder: Path) -> dict[str, Any]:
+def index(folder: Path, *, rehash: bool = True) -> dict[str, Any]:
     """Rebuilds ``folder``'s manifest from its shards and returns it: every shard's file,
     player, counts and SHA-256, and the totals. A shard of another game or format is a
-    ValueError naming it."""
-    shards = []
-    game = None
-    for path in sorted(folder.glob("s*-*-*.npz")):
-        try:
-            meta = read_meta(path)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ValueError(f"{path}: not a labels shard ({exc})") from None
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{path}: labels format {meta.get('format')!r}, not {FORMAT}")
-        game = game or meta["player"]["game"]
-        if meta["player"]["game"] != game:
-            raise ValueError(f"{path}: {meta['player']['game']} among {game} shards")
-        streams: dict[int, list[int]] = {}
-        for s, i in meta["games_done"]:
-            streams.setdefault(s, []).append(i)
-        shards.append({"file": path.name, "player": meta["player"], "games": meta["games"],
-                       "positions": meta["positions"],
-                       "games_by_stream": {str(s): _ranges(sorted(v))
-                                           for s, v in sorted(streams.items())},
-                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
-    manifest = {"format": FORMAT, "game": game, "shards": shards,
+    ValueError naming it. With ``rehash`` False the entries of shards the manifest lists
+    already are kept as they are (a shard is written once, under a new name), so that
+    adding a shard reads that shard only."""
+    known: dict[str, dict[str, Any]] = {}
+    if not rehash and (folder / MANIFEST).exists():
+        known = {s["file"]: s for s in json.loads((folder / MANIFEST).read_text())["shards"]}
+    shards = [known.get(path.name) or _shard_entry(path)
+              for path in sorted(folder.glob("s*-*-*.npz"))]
+    games = {s["player"]["game"] for s in shards}
+    if len(games) > 1:
+        odd = next(s["file"] for s in shards if s["player"]["game"] != shards[0]["player"]["game"])
+        raise ValueError(f"{folder / odd}: {sorted(games)} shards in one folder")
+    manifest = {"format": FORMAT, "game": games.pop() if games else None, "shards": shards,
                 "games": sum(s["games"] for s in shards),
                 "positions": sum(s["positions"] for s in shards)}
     text = json.dumps(manifest, indent=1) + "\n"
     _atomic_write(folder / MANIFEST, lambda f: f.write(text.encode()))
     return manifest
+
+
+def _shard_entry(path: Path) -> dict[str, Any]:
+    """One shard's manifest entry, read from the shard (a ValueError naming a file that is
+    not a shard of this format)."""
+    try:
+        meta = read_meta(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path}: not a labels shard ({exc})") from None
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{path}: labels format {meta.get('format')!r}, not {FORMAT}")
+    streams: dict[int, list[int]] = {}
+    for s, i in meta["games_done"]:
+        streams.setdefault(s, []).append(i)
+    return {"file": path.name, "player": meta["player"], "games": meta["games"],
+            "positions": meta["positions"],
+            "games_by_stream": {str(s): _ranges(sorted(v)) for s, v in sorted(streams.items())},
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
 def _ranges(values: Sequence[int]) -> list[list[int]]:
@@ -305,11 +314,10 @@ def generate(folder: Path, player: Player, *, games: int = 0, hours: float = 0.0
         raise ValueError("labels generate needs --games or --hours, jobs and shard games "
                          ">= 1, a stream >= 0, sims >= 1, 0 <= branch <= 1, size 2..25")
     folder.mkdir(parents=True, exist_ok=True)
-    for path in folder.glob("s*-*-*.npz"):
-        theirs = read_meta(path)["player"]
-        if theirs != player.to_json():
-            raise ValueError(f"{path} was made by {theirs}, not {player.to_json()}: "
-                             "one folder holds one player's games")
+    for shard in index(folder, rehash=False)["shards"]:
+        if shard["player"] != player.to_json():
+            raise ValueError(f"{folder / shard['file']} was made by {shard['player']}, not "
+                             f"{player.to_json()}: one folder holds one player's games")
     done = done_games(folder, stream)
     deadline = time.monotonic() + hours * 3600.0 if hours > 0 else float("inf")
     stop = _Stop()

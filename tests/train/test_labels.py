@@ -81,6 +81,23 @@ def test_a_shard_that_is_not_the_manifests_is_refused(tmp_path: Path) -> None:
         index(folder)
 
 
+def test_adding_a_shard_reads_that_shard_only(tmp_path: Path) -> None:
+    """The manifest's entries stand for the shards it lists (written once) until a full
+    rebuild, which reads every shard again."""
+    folder = tmp_path / "hex5"
+    generate(folder, PLAYER, games=1)
+    listed = next(folder.glob("s1-*.npz"))
+    entry = index(folder)["shards"][0]
+    listed.write_bytes(b"damaged after it was listed")
+    generate(folder, PLAYER, games=1, stream=2)   # writes a shard and updates the manifest
+    manifest = index(folder, rehash=False)
+    assert manifest["shards"][0] == entry
+    assert [s["file"][:2] for s in manifest["shards"]] == ["s1", "s2"]
+    assert manifest["games"] == 2
+    with pytest.raises(ValueError, match=f"{listed.name}: not a labels shard"):
+        index(folder)
+
+
 def test_sigterm_writes_the_finished_games_and_exits_cleanly(tmp_path: Path) -> None:
     """A stop (SIGTERM, as at the end of a session) loses only the games in play."""
     import signal
