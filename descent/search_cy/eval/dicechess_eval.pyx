@@ -16,6 +16,7 @@ from libc.stdint cimport uint64_t
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.dicechess cimport (
     DiceChessState, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING, NOMOVE_REROLL, NOMOVE_FREE)
+from descent.search_cy.games.dicechess_attacks cimport DCAttacks, build_attacks, piece_att
 from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 
 cdef extern from *:
@@ -25,11 +26,9 @@ cdef extern from *:
     #endif
     static inline int dce_popcount(unsigned long long x) { return __builtin_popcountll(x); }
     static inline int dce_ctz(unsigned long long x) { return __builtin_ctzll(x); }
-    static inline int dce_msb(unsigned long long x) { return 63 - __builtin_clzll(x); }
     """
     int dce_popcount(uint64_t x) noexcept nogil
     int dce_ctz(uint64_t x) noexcept nogil
-    int dce_msb(uint64_t x) noexcept nogil
 
 
 cdef uint64_t RANK_1 = 0xFF
@@ -61,14 +60,8 @@ cdef int RISK[7]
 RISK[:] = [0, 100, 320, 330, 500, 900, 5000]
 
 cdef int PST[7][64]                # White's view, index sq ^ 56 for White, sq for Black
-cdef uint64_t KNIGHT_ATT[64]
-cdef uint64_t KING_ATT[64]
-cdef uint64_t PAWN_ATT[2][64]
-cdef uint64_t RAY[8][64]           # 0..3 towards higher squares, 4..7 towards lower
-cdef int RAY_DR[8]
-cdef int RAY_DF[8]
-RAY_DR[:] = [1, 0, 1, 1, -1, 0, -1, -1]
-RAY_DF[:] = [0, 1, 1, -1, 0, -1, -1, 1]
+cdef DCAttacks ATT                 # the game's attack tables (the rules' own lookups)
+build_attacks(&ATT)
 
 _PST_ROWS = {  # rank 8 first, as the tables are usually printed
     PAWN: [0, 0, 0, 0, 0, 0, 0, 0,
@@ -123,71 +116,15 @@ _PST_ROWS = {  # rank 8 first, as the tables are usually printed
 
 
 def _init_tables():
-    cdef int sq, r, f, k, rr, ff, typ
-    knight = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)]
+    cdef int sq, typ
     for typ in range(PAWN, KING + 1):
         for sq in range(64):
             # the printed table's index i is rank 8 - i // 8: flipping the rank of the
             # square (sq ^ 56) reads White's view, sq itself Black's
             PST[typ][sq] = _PST_ROWS[typ][sq]
-    for sq in range(64):
-        r = sq >> 3
-        f = sq & 7
-        KNIGHT_ATT[sq] = 0
-        KING_ATT[sq] = 0
-        PAWN_ATT[0][sq] = 0
-        PAWN_ATT[1][sq] = 0
-        for dr, df in knight:
-            rr = r + dr
-            ff = f + df
-            if 0 <= rr < 8 and 0 <= ff < 8:
-                KNIGHT_ATT[sq] |= (<uint64_t>1) << (rr * 8 + ff)
-        for dr in (-1, 0, 1):
-            for df in (-1, 0, 1):
-                rr = r + dr
-                ff = f + df
-                if (dr or df) and 0 <= rr < 8 and 0 <= ff < 8:
-                    KING_ATT[sq] |= (<uint64_t>1) << (rr * 8 + ff)
-        for df in (-1, 1):
-            ff = f + df
-            if 0 <= ff < 8 and r < 7:
-                PAWN_ATT[0][sq] |= (<uint64_t>1) << ((r + 1) * 8 + ff)
-            if 0 <= ff < 8 and r > 0:
-                PAWN_ATT[1][sq] |= (<uint64_t>1) << ((r - 1) * 8 + ff)
-        for k in range(8):
-            RAY[k][sq] = 0
-            rr = r + RAY_DR[k]
-            ff = f + RAY_DF[k]
-            while 0 <= rr < 8 and 0 <= ff < 8:
-                RAY[k][sq] |= (<uint64_t>1) << (rr * 8 + ff)
-                rr += RAY_DR[k]
-                ff += RAY_DF[k]
 
 
 _init_tables()
-
-
-cdef inline uint64_t _ray(int k, int sq, uint64_t occ) noexcept nogil:
-    """Squares a slider on sq sees along ray k: up to and including the first blocker."""
-    cdef uint64_t ray = RAY[k][sq]
-    cdef uint64_t blockers = ray & occ
-    if blockers:
-        ray ^= RAY[k][dce_ctz(blockers) if k < 4 else dce_msb(blockers)]
-    return ray
-
-
-cdef inline uint64_t _attacks(int typ, int sq, uint64_t occ) noexcept nogil:
-    cdef uint64_t a = 0
-    cdef int k
-    if typ == KNIGHT:
-        return KNIGHT_ATT[sq]
-    if typ == KING:
-        return KING_ATT[sq]
-    if typ != BISHOP:       # rook or queen: the straight rays (N, E, S, W)
-        a = _ray(0, sq, occ) | _ray(1, sq, occ) | _ray(4, sq, occ) | _ray(5, sq, occ)
-    if typ != ROOK:         # bishop or queen: the diagonals
-        a |= _ray(2, sq, occ) | _ray(3, sq, occ) | _ray(6, sq, occ) | _ray(7, sq, occ)
-    return a
 
 
 cdef class DiceChessEvaluator(HeuristicEvaluator):
@@ -235,9 +172,9 @@ cdef void _attack_sets(DiceChessState s, int c, uint64_t occ, double mobility_cp
             pieces &= pieces - 1
             cp[0] += VALUE[t] + PST[t][sq ^ 56 if c == 0 else sq]
             if t == PAWN:
-                att[t] |= PAWN_ATT[c][sq]
+                att[t] |= ATT.pawn[c][sq]
                 continue
-            a = _attacks(t, sq, occ)
+            a = piece_att(&ATT, t, sq, occ)
             att[t] |= a
             n = dce_popcount(a & ~own)
             moves[t] += n
@@ -537,7 +474,7 @@ cdef void _features(DiceChessState s, double* out) noexcept nogil:
             r = ksq >> 3
             fl = ksq & 7
             f[c][F_KING_SHIELD] = dce_popcount(pawns & SHIELD[c][ksq])
-            f[c][F_KING_ZONE_ATTACKS] = dce_popcount(KING_ATT[ksq] & all_att[o])
+            f[c][F_KING_ZONE_ATTACKS] = dce_popcount(ATT.king[ksq] & all_att[o])
             for n in range(max(fl - 1, 0), min(fl + 1, 7) + 1):
                 if not (pawns & FILE_MASK[n]):
                     f[c][F_KING_OPEN_FILES] += 1
