@@ -173,12 +173,36 @@ class Engine:
                                   terminal=terminal, max_plies=max_plies,
                                   threads=settings.threads, gather=scoring["on_gpu"])
             if search_name == "rave" and network:
-                built.update(search_name=search_name,
-                             search=self._rave_with_value(evaluator, settings, game, params))
+                search = self._rave_with_value(evaluator, settings, game, params)
             else:
-                built.update(search_name=search_name,
-                             search=make_search(search_name, evaluator, params))
+                search = make_search(search_name, evaluator, params)
+            self._attach_policy(search, search_name, settings, game)
+            built.update(search_name=search_name, search=search)
         return built
+
+    @staticmethod
+    def _attach_policy(search: SearchRunner, search_name: str, settings: Settings,
+                       game: Game) -> None:
+        """Gives ``rave`` its move-policy network (the setting's, else the shipped one);
+        a policy named for any other search is an error."""
+        from descent.engine.models import resolve_policy
+
+        path = resolve_policy(settings.policy, game)
+        if path is None:
+            return
+        if search_name != "rave":
+            if settings.policy:
+                raise EngineError(f"policy={settings.policy}: a move-policy network guides "
+                                  f"the rave search on Hex, not {search_name}")
+            return
+        from descent.nets.modelfile import ModelFileError
+        from descent.nets.policy import load_policy
+
+        try:
+            impl: Any = search.impl
+            impl.policy = load_policy(str(path), game)
+        except ModelFileError as exc:
+            raise EngineError(str(exc)) from None
 
     @staticmethod
     def _rave_with_value(network: Evaluator, settings: Settings, game: Game,

@@ -1,5 +1,5 @@
-"""Where the engine's value network comes from: an explicit file, the network shipped for
-the game, or none (the heuristic evaluator).
+"""Where the engine's networks come from: an explicit file, the network shipped for the
+game, or none (the heuristic evaluator; for a move policy, the pattern prior alone).
 
 Networks ship as package data of ``descent.nets`` (``shipped/`` loads by default,
 ``trained/`` only on request) and are found through ``importlib.resources``, so a name
@@ -35,6 +35,20 @@ def shipped_model(game: Game) -> Path | None:
     """The shipped network for this exact game spec, if one was trained and packaged:
     ``nets/shipped/<spec with parentheses and commas flattened>.dnet``."""
     return packaged_file("shipped", f"{model_file_name(game)}.dnet")
+
+
+def shipped_policy(game: Game) -> Path | None:
+    """The shipped move-policy network for this exact game spec, if one is packaged:
+    ``nets/shipped/<spec flattened>-policy.dnet``."""
+    return packaged_file("shipped", f"{model_file_name(game)}-policy.dnet")
+
+
+def resolve_policy(setting: str, game: Game) -> Path | None:
+    """The move-policy network to load: as ``resolve_model``, with the shipped policy as
+    the default."""
+    if setting.lower() == "none" or not setting:
+        return None if setting else shipped_policy(game)
+    return resolve_model(setting, game)
 
 
 def resolve_model(setting: str, game: Game) -> Path | None:

@@ -125,6 +125,7 @@ def number_text(value: float | None) -> str:
 OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("game", "string", "game"),
     Option("model", "string", "evaluator"),
+    Option("policy", "string", "search"),
     Option("heuristic", "string", "evaluator"),
     Option("heuristic_weights", "string", "evaluator"),
     Option("backend", "combo", "evaluator", choices=BACKENDS),

@@ -32,6 +32,10 @@ class Settings:
     model: str = field(default="", metadata={
         "help": "value network file (default: the shipped network for the game, if any, "
                 "else the heuristic evaluator)"})
+    policy: str = field(default="", metadata={
+        "help": "Hex move-policy network file for the rave search (its word multiplies the "
+                "pattern prior at nodes of enough visits; default: the shipped policy for "
+                "the game, if any; none: the patterns alone)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from descent.nets.backends import AUTO, Backend, make_backend
 from descent.nets.backends.native import NativeBackend, mlp_evaluator
 from descent.nets.encoding import TO_MOVE_PLANE
-from descent.nets.modelfile import LoadedModel, as_model
+from descent.nets.modelfile import LoadedModel, ModelFileError, as_model
 from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator
 from descent.search_cy.games.state import GameState
 
@@ -66,6 +66,9 @@ def network_function(model: LoadedModel | str | os.PathLike[str],
     ``auto`` takes the native backend for an mlp network without measuring: valued in C
     inside the search, it needs no batch call, which no other backend can match."""
     loaded = as_model(model, state_prototype)
+    if loaded.arch.output == "policy":
+        raise ModelFileError(f"{loaded.name}: a move-policy network, not a value network "
+                             "(the Hex search takes it as its policy option)")
     if backend == AUTO and loaded.arch.family == "mlp" and options.get("device") != "cuda":
         backend = "native"
     return NetworkFunction(loaded, make_backend(backend, loaded, **options))

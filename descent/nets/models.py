@@ -1,4 +1,5 @@
-"""PyTorch value networks (training and the ``torch`` backend; torch is an extra).
+"""PyTorch networks (training and the ``torch`` backend; torch is an extra): the value
+networks and the move-policy networks of nets/arch.py.
 
 The modules mirror nets/arch.py exactly: their state-dict keys are the weight names of
 the model file, so ``module_from_weights`` and ``weights_from_module`` are plain copies.
@@ -29,12 +30,12 @@ class ResidualBlock(nn.Module):
         return torch.relu(x + self.conv2(torch.relu(self.conv1(x))))
 
 
-class ValueNet(nn.Module):
-    """One of the families of nets/arch.py; forward returns shape (batch,)."""
+class _Tower(nn.Module):
+    """The convolutional tower of the resnet and conv families (nothing for mlp)."""
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__()
-        planes, height, width = input_shape
+        planes = input_shape[0]
         self.arch = arch
         self.input_shape = input_shape
         f = arch.filters
@@ -44,13 +45,8 @@ class ValueNet(nn.Module):
         elif arch.family == "conv":
             self.convs = nn.ModuleList(
                 nn.Conv2d(planes if i == 0 else f, f, 3, padding=1) for i in range(arch.convs))
-        widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
-        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
-                                                                  strict=False))
-        self.head = nn.Linear(widths[-1], 1)
-        self.tanh = arch.output == "tanh"
 
-    def forward(self, x: Tensor) -> Tensor:
+    def tower(self, x: Tensor) -> Tensor:
         if self.arch.family == "resnet":
             x = torch.relu(self.stem(x))
             for block in self.blocks:
@@ -58,17 +54,52 @@ class ValueNet(nn.Module):
         elif self.arch.family == "conv":
             for conv in self.convs:
                 x = torch.relu(conv(x))
-        x = torch.flatten(x, 1)
+        return x
+
+
+class ValueNet(_Tower):
+    """One of the value families of nets/arch.py; forward returns shape (batch,)."""
+
+    def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
+        super().__init__(arch, input_shape)
+        if arch.output == "policy":
+            raise ValueError("a policy architecture makes a PolicyNet, not a ValueNet")
+        planes, height, width = input_shape
+        f = arch.filters
+        widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
+        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
+                                                                  strict=False))
+        self.head = nn.Linear(widths[-1], 1)
+        self.tanh = arch.output == "tanh"
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = torch.flatten(self.tower(x), 1)
         for layer in self.fc:
             x = torch.relu(layer(x))
         x = self.head(x).reshape(-1)
         return torch.tanh(x) if self.tanh else x
 
 
+class PolicyNet(_Tower):
+    """A move-policy network (output ``policy``): forward returns the logits of the cells
+    inside the input's one-cell border, shape (batch, (H - 2) * (W - 2)), row-major."""
+
+    def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
+        super().__init__(arch, input_shape)
+        if arch.output != "policy":
+            raise ValueError(f"a PolicyNet needs the policy output, not {arch.output!r}")
+        self.head = nn.Conv2d(arch.filters, 1, 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.flatten(self.head(self.tower(x))[:, 0, 1:-1, 1:-1], 1)
+
+
 def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
-                        weights: Weights | None = None, seed: int = 0) -> ValueNet:
-    """A ValueNet holding ``weights`` (or the seeded initial weights of nets/arch.py)."""
-    net = ValueNet(arch, input_shape)
+                        weights: Weights | None = None, seed: int = 0) -> ValueNet | PolicyNet:
+    """The module of ``arch`` (a ValueNet, or a PolicyNet for the policy output) holding
+    ``weights`` (or the seeded initial weights of nets/arch.py)."""
+    net: ValueNet | PolicyNet = (PolicyNet(arch, input_shape) if arch.output == "policy"
+                                 else ValueNet(arch, input_shape))
     if weights is None:
         weights = init_weights(arch, input_shape, seed)
     state = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}
@@ -76,7 +107,7 @@ def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
     return net
 
 
-def weights_from_module(net: ValueNet) -> Weights:
+def weights_from_module(net: ValueNet | PolicyNet) -> Weights:
     """The module's tensors as float32 numpy arrays, by model-file name."""
     expected = weight_shapes(net.arch, net.input_shape)
     state = net.state_dict()

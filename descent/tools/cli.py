@@ -161,6 +161,8 @@ COMMANDS: dict[str, Command] = {
     "labels": Command("Hex training data: self-play games of the default player, each "
                       "position with the search's value and visits, in resumable shards",
                       *_lazy("descent.train.labels", "configure", "run")),
+    "policy": Command("Hex move-policy networks: trained on the labels, their top-1 beside "
+                      "the pattern prior's", *_lazy("descent.train.policy", "configure", "run")),
     "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
                     "hill climbing, genetic algorithm)",
                     *_lazy("descent.tools.tune", "configure", "run")),

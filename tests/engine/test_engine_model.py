@@ -83,3 +83,29 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
                       tmp_path / "depth.dnet")
     with pytest.raises(EngineError, match="gain"):
         Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16))
+
+
+def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
+        hex5_model_file: Path, tmp_path: Path) -> None:
+    from descent.engine.engine import EngineError
+    from descent.nets.arch import policy_preset
+    from descent.nets.modelfile import make_model
+    from descent.search_cy.eval.hex_policy import HexPolicy
+
+    path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=2),
+                      tmp_path / "policy.dnet")
+    e = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
+    impl = e.search.impl
+    assert e.search_name == "rave" and isinstance(getattr(impl, "policy", None), HexPolicy)
+    first = e.think(Limits(iterations=300)).move
+    again = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
+    assert again.think(Limits(iterations=300)).move == first       # deterministic by seed
+    e.set_option("policy", "none")
+    assert getattr(e.search.impl, "policy", "absent") is None
+    with pytest.raises(EngineError, match="value network"):
+        e.set_option("policy", str(hex5_model_file))
+    assert getattr(e.search.impl, "policy", "absent") is None       # the engine as it was
+    with pytest.raises(EngineError, match="not ubfms"):
+        Engine(Settings(game="hex(size=5)", policy=str(path), search="ubfms", hash_mb=16))
+    with pytest.raises(ValueError, match="does not exist"):
+        e.set_option("policy", str(tmp_path / "missing.dnet"))

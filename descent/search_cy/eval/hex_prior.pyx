@@ -14,6 +14,11 @@ two-distance route of each player through it is from that player's shortest, the
 evaluator's route codes), renormalised, and the prior pruning redone over the children
 not yet visited.
 
+The learned move prior (``eval/hex_policy.pyx``, MoHex-CNN's): at a node of enough visits
+each child's prior is multiplied by the policy network's probability of its move,
+renormalised the same way (the network and the patterns are two experts whose product is
+sharper than either), and the prior pruning redone.
+
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (with their fill-in
 colour) and the mover's vulnerable cells get no child worth searching (``INFERIOR``).
@@ -102,16 +107,41 @@ cdef void prune_by_prior(Child* ch, int count, double prune_ratio, int ncells) n
 cdef void route_factor(Child* ch, int count, const int8_t* codes, HexPatterns pat,
                        double prune_ratio, int ncells) noexcept nogil:
     """The route factor over ``count`` children, ``codes`` their cells' route codes: each
-    child's prior times the route gamma of its code, renormalised so that the searched
-    children keep their share (the swap keeps its own), and the prior pruning redone."""
+    child's prior times the route gamma of its code (``_reweigh``)."""
     cdef int i
-    cdef double before = 0.0, after = 0.0, scale
+    cdef double before = 0.0, after = 0.0
     for i in range(count):
         if not _routed(ch[i], ncells):
             continue
         before += ch[i].prior
         ch[i].prior = <float>(ch[i].prior * pat.c_route_gamma(codes[ch[i].move]))
         after += ch[i].prior
+    _reweigh(ch, count, before, after, prune_ratio, ncells)
+
+
+cdef void policy_factor(Child* ch, int count, const float* probs, double prune_ratio,
+                        int ncells) noexcept nogil:
+    """The policy network's word over ``count`` children, ``probs`` its probability of
+    each cell: each child's prior times its move's probability (``_reweigh``)."""
+    cdef int i
+    cdef double before = 0.0, after = 0.0
+    for i in range(count):
+        if not _routed(ch[i], ncells):
+            continue
+        before += ch[i].prior
+        # a floor, lest a cell the network rules out lose every chance of a search
+        ch[i].prior = <float>(ch[i].prior * (probs[ch[i].move] + 1e-4))
+        after += ch[i].prior
+    _reweigh(ch, count, before, after, prune_ratio, ncells)
+
+
+cdef void _reweigh(Child* ch, int count, double before, double after, double prune_ratio,
+                   int ncells) noexcept nogil:
+    """After the priors of the weighed children (``_routed``) went from a sum of
+    ``before`` to ``after``: renormalised so that they keep their share (the swap keeps
+    its own), and the prior pruning redone."""
+    cdef int i
+    cdef double scale
     if after <= 0.0:
         return
     scale = before / after

@@ -6,6 +6,7 @@ from descent.search_cy.games.hex_playout cimport HexPlayout
 from descent.search_cy.games.hex_vc cimport HexVC
 from descent.search_cy.eval.hex_prior cimport Child
 from descent.search_cy.eval.evaluator cimport Evaluator
+from descent.search_cy.eval.hex_policy cimport HexPolicy
 
 cdef enum:
     MAXPATH = 640
@@ -14,6 +15,7 @@ cdef enum:
     KNOWN_VCM = 4         # Node.known: and its VC maintenance, with the children visited
     KNOWN_VALUE = 8       # Node.known: the value network's virtual visits were given
     KNOWN_ROUTE = 16      # Node.known: the route factor was applied to the children's prior
+    KNOWN_POLICY = 32     # Node.known: the policy network weighed the children's prior
 
 
 cdef struct Node:
@@ -63,6 +65,10 @@ cdef class RaveTree(HexPlayout):
     cdef int route_at                 # the prior's route factor at nodes of route_at visits
     cdef bint use_route
     cdef int8_t* codes                # the evaluator's route codes of a node's cells
+    cdef HexPolicy policy             # a move-policy network at nodes of policy_at visits
+    cdef int policy_at
+    cdef bint use_policy
+    cdef float* probs                 # its probabilities of a node's cells
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
     cdef int vc_at
     cdef bint use_vc
@@ -88,6 +94,7 @@ cdef class RaveTree(HexPlayout):
     cdef void _pos_up(self, int depth) noexcept nogil
     cdef void _knowledge(self, int32_t idx, int depth) noexcept nogil
     cdef void _route_prior(self, int32_t idx, int depth) noexcept nogil
+    cdef void _policy_prior(self, int32_t idx, int depth) noexcept nogil
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil
     cdef int _value_batch(self, int32_t idx) noexcept
     cdef void _apply_knowledge(self, int32_t idx, int code, bint keep_inferior) noexcept nogil

@@ -31,7 +31,7 @@ from descent.search_cy.games.hex_vc cimport VC_NONE, VC_WIN, VC_LOSS, VC_MUSTPLA
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.eval.hex_prior cimport (
     Child, LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR, INFERIOR,
-    expansion_prior, route_factor, mustplay, probes, vcm_boost)
+    expansion_prior, route_factor, policy_factor, mustplay, probes, vcm_boost)
 from descent.search_cy.eval.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
@@ -86,6 +86,7 @@ cdef class RaveTree(HexPlayout):
         self.children = <Child*>malloc(self.child_cap * sizeof(Child))
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.codes = <int8_t*>malloc(self.ncells + 2)
+        self.probs = <float*>malloc((self.ncells + 1) * sizeof(float))
         self.vbuf = <double*>malloc((self.ncells + 1) * sizeof(double))
         self.vslot = <int*>malloc((self.ncells + 1) * sizeof(int))
         self.vcm = <int16_t*>malloc(4 * VCM_CAP * sizeof(int16_t))
@@ -110,7 +111,10 @@ cdef class RaveTree(HexPlayout):
         self.root_last = -1
         self.route_at = 0
         self.use_route = False
-        if (not self.keep or not self.codes or not self.vcm or not self.scratch
+        self.policy = None
+        self.policy_at = 0
+        self.use_policy = False
+        if (not self.keep or not self.codes or not self.probs or not self.vcm or not self.scratch
                 or not self.vbuf or not self.vslot or not self.nodes or not self.children):
             raise MemoryError()
         self.rng = seed
@@ -123,6 +127,7 @@ cdef class RaveTree(HexPlayout):
         free(self.children)
         free(self.keep)
         free(self.codes)
+        free(self.probs)
         free(self.vbuf)
         free(self.vslot)
         free(self.vcm)
@@ -143,6 +148,8 @@ cdef class RaveTree(HexPlayout):
         self.vc_calls = 0
         if self.use_route:
             self._route_prior(0, 0)
+        if self.use_policy:
+            self._policy_prior(0, 0)
         if self.use_know:
             self._knowledge(0, 0)
         if self.use_vc and self.nodes[0].proven == 0:
@@ -209,6 +216,8 @@ cdef class RaveTree(HexPlayout):
         self.vc_calls = 0
         if self.use_route and not (nd.known & KNOWN_ROUTE):
             self._route_prior(0, 0)
+        if self.use_policy and not (nd.known & KNOWN_POLICY):
+            self._policy_prior(0, 0)
         if self.use_know and not (nd.known & KNOWN_GREEDY):
             self._knowledge(0, 0)
         if self.use_vc and not (nd.known & KNOWN_VC):
@@ -293,11 +302,12 @@ cdef class RaveTree(HexPlayout):
         self.use_know = self.know is not None and self.know_at > 0
         self.use_route = self.know is not None and self.route_at > 0 and self.pat is not None
         self.use_vc = self.vc is not None and self.vc_at > 0 and self.vc.n == s.n
+        self.use_policy = self.policy is not None and self.policy_at > 0 and self.policy.n == s.n
         self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
         self.value_in_c = isinstance(self.value, HeuristicEvaluator)
         self.value_error = None
-        self.pos = <HexState>s.c_clone() if (self.use_know or self.use_value
-                                             or self.use_route) else None
+        self.pos = <HexState>s.c_clone() if (self.use_know or self.use_value or self.use_route
+                                             or self.use_policy) else None
         self.c_set_root(s.cells)      # the root board, and the pattern playouts' weights
 
     cdef int32_t _new_node(self, int side) noexcept nogil:
@@ -370,6 +380,8 @@ cdef class RaveTree(HexPlayout):
         # the route factor before the proofs: a mustplay brings back what it skipped
         if self.use_route and nd.visits >= self.route_at and not (nd.known & KNOWN_ROUTE):
             self._route_prior(idx, depth)
+        if self.use_policy and nd.visits >= self.policy_at and not (nd.known & KNOWN_POLICY):
+            self._policy_prior(idx, depth)
         if self.use_know and not (nd.known & KNOWN_GREEDY) and nd.visits >= self.know_at:
             self._knowledge(idx, depth)
             if nd.proven != 0:
@@ -423,6 +435,21 @@ cdef class RaveTree(HexPlayout):
             return
         route_factor(self.children + nd.first, nd.count, self.codes, self.pat,
                      self.prune_ratio, self.ncells)
+
+    cdef void _policy_prior(self, int32_t idx, int depth) noexcept nogil:
+        """The policy network's word on the prior of node idx's children (reached by the
+        first ``depth`` moves of the path): ``eval/hex_prior.pyx``'s ``policy_factor``."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef bint ok
+        nd.known |= KNOWN_POLICY
+        if nd.first < 0:
+            return
+        self._pos_down(depth)
+        ok = self.policy.c_prior(self.pos, self.probs)
+        self._pos_up(depth)
+        if ok:
+            policy_factor(self.children + nd.first, nd.count, self.probs, self.prune_ratio,
+                          self.ncells)
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first

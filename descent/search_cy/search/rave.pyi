@@ -5,6 +5,7 @@ from typing import Any
 from typing_extensions import disjoint_base
 
 from descent.search_cy.eval.evaluator import Evaluator
+from descent.search_cy.eval.hex_policy import HexPolicy
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.hex_swap import SwapMap
 from descent.search_cy.games.state import GameState
@@ -31,6 +32,7 @@ DEFAULT_VALUE_AT: int
 DEFAULT_VALUE_VISITS: int
 DEFAULT_VALUE_AT_BATCH: int
 DEFAULT_ROUTE_AT: int
+DEFAULT_POLICY_AT: int
 SHIPPED: object
 
 @disjoint_base
@@ -60,6 +62,8 @@ class RaveSearch:
     value_at: int
     value_visits: int
     route_at: int
+    policy: HexPolicy | None
+    policy_at: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -71,7 +75,8 @@ class RaveSearch:
                  plain_every: int = ..., extend_unstable: float = ...,
                  stop_decided: bool = ..., value: Evaluator | None = ...,
                  value_at: int = ..., value_visits: int = ...,
-                 route_at: int = ...) -> None: ...
+                 route_at: int = ..., policy: HexPolicy | None = ...,
+                 policy_at: int = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

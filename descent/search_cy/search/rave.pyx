@@ -28,6 +28,12 @@ it is from that player's shortest, the evaluator's ``c_move_codes``), renormalis
 the prior pruning redone over the children not yet visited. It costs one two-distance
 computation a node, so it waits for the visits that show a node is worth it.
 
+A learned move prior (``eval/hex_policy.pyx``, MoHex-CNN's): with a ``policy`` network,
+at a node of ``policy_at`` visits (the root at once) each child's prior is multiplied by
+the network's probability of its move, renormalised and the pruning redone, as the route
+factor is. One forward pass a node, in C without the GIL, at nodes whose visits say they
+are worth it.
+
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
 and the mover's vulnerable cells get no child worth searching (``INFERIOR``): a best move
@@ -98,6 +104,7 @@ from descent.search_cy.search._rave_tree cimport RaveTree, Node
 from descent.search_cy.search.stopper cimport (
     Stopper, STOP_RESOLVED, STOP_TIME, STOP_DECIDED)
 from descent.search_cy.eval.evaluator cimport Evaluator
+from descent.search_cy.eval.hex_policy cimport HexPolicy
 
 from descent.search_cy.games.hex_patterns import shipped_weights
 from descent.search_cy.games.hex_swap import shipped_swap_map
@@ -128,6 +135,7 @@ DEFAULT_VALUE_AT = 20             # a value network's word on the children of no
 DEFAULT_VALUE_VISITS = 8          # ... as this many virtual visits at the network's odds
 DEFAULT_VALUE_AT_BATCH = 300      # the same for a network called in batches (a call a node)
 DEFAULT_ROUTE_AT = 20             # the prior's route factor at nodes this visited (0: never)
+DEFAULT_POLICY_AT = 40            # a policy network's word at nodes this visited
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -211,6 +219,8 @@ cdef class RaveSearch:
     cdef public int value_at            # its word on the children of nodes this visited
     cdef public int value_visits        # ... as this many virtual visits (0: none)
     cdef public int route_at            # the prior's route factor at nodes this visited
+    cdef public HexPolicy policy        # a move-policy network, or None
+    cdef public int policy_at           # its word on the prior at nodes this visited
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -225,7 +235,8 @@ cdef class RaveSearch:
                  double extend_unstable=DEFAULT_EXTEND_UNSTABLE,
                  bint stop_decided=DEFAULT_STOP_DECIDED, Evaluator value=None,
                  int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS,
-                 int route_at=DEFAULT_ROUTE_AT):
+                 int route_at=DEFAULT_ROUTE_AT, HexPolicy policy=None,
+                 int policy_at=DEFAULT_POLICY_AT):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -257,6 +268,10 @@ cdef class RaveSearch:
         if route_at < 0:
             raise ValueError("route_at must be >= 0 (0: no route factor)")
         self.route_at = route_at
+        if policy_at < 1:
+            raise ValueError("policy_at must be >= 1")
+        self.policy = policy
+        self.policy_at = policy_at
         self.value_visits = value_visits
         self.evaluator = evaluator
         self.params = params
@@ -343,6 +358,8 @@ cdef class RaveSearch:
             t.expand_at = self.expand_at
             t.know_at = self.know_at
             t.route_at = self.route_at
+            t.policy = self.policy
+            t.policy_at = self.policy_at
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat

@@ -1,0 +1,219 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""A Hex move-policy network evaluated in C inside the search (MoHex-CNN's move prior).
+
+The network (nets/arch.py, output ``policy``: a ``conv`` or ``resnet`` tower, then a 1x1
+convolution to one plane) reads the kernel's encoding in the side to move's view (Black to
+move: symmetry 0; White: symmetry 2, the transpose with the colours exchanged; training's
+convention, ``train/policy.py``) and gives a logit to each cell inside the encoding's
+border. ``c_prior`` turns them into the softmax over the empty cells, in the real frame.
+The convolutions are conv_kernel.h's, over planes with a ring of zeros, without the GIL;
+each call takes its own scratch, so threads share one network.
+"""
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+from libc.math cimport exp
+
+import numpy as np
+
+from descent.search_cy.games.hex cimport HexState
+
+cdef extern from "conv_kernel.h":
+    enum: DESCENT_CONV_OUT
+    int descent_conv_plane(int side) noexcept nogil
+    void descent_conv_ring(float* planes, int channels, int side) noexcept nogil
+    void descent_conv3x3(const float* inp, int cin, float* out, int cout, int side,
+                         const float* packed, const float* bias, const float* add,
+                         int relu) noexcept nogil
+
+
+cdef float* _floats(size_t n) except NULL:
+    cdef float* p = <float*>malloc(max(n, 1) * sizeof(float))
+    if p == NULL:
+        raise MemoryError()
+    memset(p, 0, max(n, 1) * sizeof(float))
+    return p
+
+
+cdef class HexPolicy:
+    """A move-policy network for ``n`` x ``n`` Hex.
+
+    ``convs``: the tower's 3x3 convolutions in forward order as (weight (out, in, 3, 3),
+    bias (out,)) pairs; ``residual``: 0 for a plain tower, else the tower is a stem and
+    residual blocks of two convolutions each (relu(x + conv2(relu(conv1(x))))).
+    ``head``: the 1x1 convolution's weight (filters,) and bias.
+    """
+
+    def __cinit__(self, int n, list convs, head_weight, double head_bias, bint residual=False):
+        cdef int k, o, i, t, g, groups, cin, cout
+        if n < 2 or not convs:
+            raise ValueError("a Hex policy needs a board size >= 2 and convolutions")
+        self.n = n
+        self.side = n + 2
+        self.plane = descent_conv_plane(self.side)
+        self.layers = len(convs)
+        self.residual = residual
+        self.packed = <float**>malloc(self.layers * sizeof(float*))
+        self.biases = <float**>malloc(self.layers * sizeof(float*))
+        self.cin = <int*>malloc(self.layers * sizeof(int))
+        self.cout = <int*>malloc(self.layers * sizeof(int))
+        if (self.packed == NULL or self.biases == NULL or self.cin == NULL
+                or self.cout == NULL):
+            raise MemoryError()
+        for k in range(self.layers):
+            self.packed[k] = NULL
+            self.biases[k] = NULL
+        self.width = 0
+        for k, (weight, bias) in enumerate(convs):
+            w = np.asarray(weight, np.float32)
+            b = np.asarray(bias, np.float32)
+            if w.ndim != 4 or w.shape[2:] != (3, 3) or b.shape != (w.shape[0],):
+                raise ValueError(f"convolution {k}: weight {w.shape} and bias {b.shape} "
+                                 "are not a 3x3 convolution's")
+            cout, cin = w.shape[0], w.shape[1]
+            if k == 0 and cin != 3 or k > 0 and cin != self.cout[k - 1]:
+                raise ValueError(f"convolution {k} reads {cin} planes, not what comes in")
+            self.cin[k] = cin
+            self.cout[k] = cout
+            self.width = max(self.width, cout)
+            groups = (cout + DESCENT_CONV_OUT - 1) // DESCENT_CONV_OUT
+            self.packed[k] = _floats(<size_t>groups * cin * 9 * DESCENT_CONV_OUT)
+            self.biases[k] = _floats(cout)
+            for o in range(cout):
+                self.biases[k][o] = b[o]
+                g = o // DESCENT_CONV_OUT
+                for i in range(cin):
+                    for t in range(9):
+                        self.packed[k][((g * cin + i) * 9 + t) * DESCENT_CONV_OUT
+                                       + o % DESCENT_CONV_OUT] = w[o, i, t // 3, t % 3]
+        if residual and (self.layers % 2 != 1 or any(
+                self.cout[k] != self.cout[0] for k in range(self.layers))):
+            raise ValueError("a residual tower is a stem and pairs of convolutions of one "
+                             "width")
+        hw = np.asarray(head_weight, np.float32).reshape(-1)
+        if hw.shape != (self.cout[self.layers - 1],):
+            raise ValueError(f"the head reads {hw.shape[0]} planes, the tower gives "
+                             f"{self.cout[self.layers - 1]}")
+        self.head = _floats(hw.shape[0])
+        for o in range(hw.shape[0]):
+            self.head[o] = hw[o]
+        self.head_bias = <float>head_bias
+
+    def __dealloc__(self):
+        cdef int k
+        if self.packed != NULL:
+            for k in range(self.layers):
+                free(self.packed[k])
+                free(self.biases[k])
+        free(self.packed)
+        free(self.biases)
+        free(self.cin)
+        free(self.cout)
+        free(self.head)
+
+    cdef int _tower(self, float* a, float* b, float* c) noexcept nogil:
+        """Runs the tower from planes ``a`` (the input); returns which of a (0), b (1) or
+        c (2) holds its output."""
+        cdef int k, x = 0
+        cdef float* bufs[3]
+        bufs[0] = a
+        bufs[1] = b
+        bufs[2] = c
+        descent_conv3x3(bufs[0], self.cin[0], bufs[1], self.cout[0], self.n + 2,
+                        self.packed[0], self.biases[0], NULL, 1)
+        x = 1
+        k = 1
+        while k < self.layers:
+            if self.residual:
+                # t = relu(conv1(x)) into the free buffer, then relu(conv2(t) + x)
+                descent_conv3x3(bufs[x], self.cin[k], bufs[(x + 1) % 3], self.cout[k],
+                                self.n + 2, self.packed[k], self.biases[k], NULL, 1)
+                descent_conv3x3(bufs[(x + 1) % 3], self.cin[k + 1], bufs[(x + 2) % 3],
+                                self.cout[k + 1], self.n + 2, self.packed[k + 1],
+                                self.biases[k + 1], bufs[x], 1)
+                x = (x + 2) % 3
+                k += 2
+            else:
+                descent_conv3x3(bufs[x], self.cin[k], bufs[(x + 1) % 3], self.cout[k],
+                                self.n + 2, self.packed[k], self.biases[k], NULL, 1)
+                x = (x + 1) % 3
+                k += 1
+        return x
+
+    cdef int c_logits(self, HexState s, float* out) noexcept nogil:
+        """The logit of every cell of ``s`` (real frame, ``n * n`` floats, occupied cells
+        included); -1 when out of memory, else the symmetry it read the position in."""
+        cdef int n = self.n, w = self.n + 2, sym = 0 if s.side == 0 else 2
+        cdef int plane = self.plane, f, r, c, cell, top
+        cdef size_t size = <size_t>3 * plane if self.width < 3 else <size_t>self.width * plane
+        cdef float* enc = <float*>malloc(<size_t>3 * w * w * sizeof(float))
+        cdef float* bufs = <float*>malloc(3 * size * sizeof(float))
+        cdef float* o
+        cdef float v
+        if enc == NULL or bufs == NULL:
+            free(enc)
+            free(bufs)
+            return -1
+        s.c_encode(enc, sym)
+        memset(bufs, 0, size * sizeof(float))
+        for f in range(3):
+            for r in range(w):
+                memcpy(bufs + f * plane + (r + 1) * (w + 2) + 1, enc + (f * w + r) * w,
+                       w * sizeof(float))
+        top = self._tower(bufs, bufs + size, bufs + 2 * size)
+        o = bufs + top * size
+        for r in range(n):
+            for c in range(n):
+                # the encoding's cell (r + 1, c + 1) is the padded plane's (r + 2, c + 2)
+                v = self.head_bias
+                for f in range(self.cout[self.layers - 1]):
+                    v = v + self.head[f] * o[f * plane + (r + 2) * (w + 2) + c + 2]
+                cell = s.c_sym_action(r * n + c, sym)    # sym 0 and 2 are involutions
+                out[cell] = v
+        free(enc)
+        free(bufs)
+        return sym
+
+    cdef bint c_prior(self, HexState s, float* out) noexcept nogil:
+        """The softmax of the logits over the empty cells of ``s`` into ``out`` (``n * n``
+        floats, 0 on occupied cells); False when out of memory."""
+        cdef int i
+        cdef float top = -1e30
+        cdef double total = 0.0
+        if self.c_logits(s, out) < 0:
+            return False
+        for i in range(self.n * self.n):
+            if s.cells[i] == 0 and out[i] > top:
+                top = out[i]
+        for i in range(self.n * self.n):
+            if s.cells[i] == 0:
+                out[i] = <float>exp(out[i] - top)
+                total += out[i]
+            else:
+                out[i] = 0.0
+        if total > 0.0:
+            for i in range(self.n * self.n):
+                out[i] = <float>(out[i] / total)
+        return True
+
+    def logits(self, HexState state) -> np.ndarray:
+        """The logit of every cell of ``state`` (real frame), as float32."""
+        self._check(state)
+        out = np.zeros(self.n * self.n, np.float32)
+        cdef float[::1] view = out
+        if self.c_logits(state, &view[0]) < 0:
+            raise MemoryError()
+        return out
+
+    def probabilities(self, HexState state) -> np.ndarray:
+        """The prior over the cells of ``state``: the softmax over its empty cells."""
+        self._check(state)
+        out = np.zeros(self.n * self.n, np.float32)
+        cdef float[::1] view = out
+        if not self.c_prior(state, &view[0]):
+            raise MemoryError()
+        return out
+
+    def _check(self, HexState state) -> None:
+        if state.n != self.n:
+            raise ValueError(f"a {self.n}x{self.n} policy cannot read a {state.n}x{state.n} "
+                             "board")

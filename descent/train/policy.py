@@ -1,0 +1,335 @@
+"""``descent policy``: Hex move-policy networks trained on the labels, and their accuracy.
+
+MoHex-CNN's move prior, learned from this engine's own searches: a convolutional tower
+(``nets/arch.py``, output ``policy``) reads the position from the side to move's view and
+gives a logit to every cell; its softmax over the empty cells is the prior the ``rave``
+search multiplies into the pattern prior at nodes of enough visits
+(``search_cy/eval/hex_policy.pyx``)::
+
+    descent policy train data/labels/hex11 --run-dir data/runs/hex11-policy --epochs 12
+    descent policy eval data/runs/hex11-policy/model.dnet data/labels/hex11
+
+The side to move's view: Black to move reads the kernel's encoding as it is (symmetry 0);
+White to move reads it transposed with the colours exchanged (symmetry 2), which makes
+White a Black that connects top and bottom. One network then serves both colours, and the
+input's to-move plane is always ones. Training adds the 180-degree rotation of every
+example (the board's other symmetry that keeps the colours).
+
+The targets are the search's visit shares over the root's children (``descent labels``);
+the loss is their cross-entropy with the softmax over the empty cells. One game in ten
+(game seed divisible by 10) is held out; the held-out figures are the cross-entropy and
+the top-1 agreement with the move the search played (``best``). A run keeps its state in
+its folder (``config.json``, ``checkpoint.pt`` with the optimiser, ``metrics.jsonl``, the
+best held-out model as ``model.dnet``) and resumes from it with more epochs, on whatever
+labels the folder then holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.train.labels import Labels, load
+
+HELD_OUT_EVERY = 10          # games whose seed is divisible by this are held out
+
+
+def canonical_symmetry(side: int) -> int:
+    """The Hex encoding symmetry that shows ``side`` (0 Black, 1 White) as Black to move."""
+    return 0 if side == 0 else 2
+
+
+@dataclass
+class Examples:
+    """Positions in the side to move's view: inputs (n, 3, size + 2, size + 2) as 0/1
+    bytes, visit shares and legal cells (n, size * size) and the search's move (n,), all
+    in the canonical frame."""
+
+    x: npt.NDArray[np.uint8]
+    target: npt.NDArray[np.float32]
+    legal: npt.NDArray[np.bool_]
+    best: npt.NDArray[np.int64]
+    size: int
+
+    def __len__(self) -> int:
+        return int(len(self.best))
+
+
+def _canonical_cells(values: npt.NDArray[Any], size: int, side: int) -> npt.NDArray[Any]:
+    """Per-cell values moved into the canonical frame (symmetry 2 is the transpose)."""
+    if side == 0:
+        return values
+    return values.reshape(size, size).T.reshape(-1)
+
+
+def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
+    """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY)."""
+    seeds = labels.arrays["game_seed"]
+    out: npt.NDArray[np.bool_] = (seeds[labels.arrays["pos_game"]] % HELD_OUT_EVERY) == 0
+    return out
+
+
+def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
+    """The ``positions`` of ``labels`` as canonical examples (each game replayed once)."""
+    from descent.search_cy.games.registry import make_game
+
+    n = labels.size
+    a = labels.arrays
+    game = make_game(f"hex(size={n})")
+    shape = game.new_initial_state().encoding_shape
+    count = len(positions)
+    x = np.zeros((count, *shape), np.uint8)
+    target = np.zeros((count, n * n), np.float32)
+    legal = np.zeros((count, n * n), bool)
+    best = np.zeros(count, np.int64)
+    buf = np.zeros(shape, np.float32)
+    order = np.lexsort((a["pos_ply"][positions], a["pos_game"][positions]))
+    state = None
+    current_game, ply = -1, 0
+    for row in order:
+        p = int(positions[row])
+        g, want = int(a["pos_game"][p]), int(a["pos_ply"][p])
+        if g != current_game:
+            state, current_game, ply = game.new_initial_state(), g, 0
+        assert state is not None
+        start = int(a["game_offset"][g])
+        while ply < want:
+            state.apply_action(int(a["game_moves"][start + ply]))
+            ply += 1
+        extra = int(a["pos_extra"][p])
+        if extra >= 0:
+            state.apply_action(extra)
+        side = state.current_player()
+        state.encode(buf, canonical_symmetry(side))
+        x[row] = buf
+        empty = np.zeros(n * n, bool)
+        empty[state.legal_actions()] = True
+        legal[row] = _canonical_cells(empty, n, side)
+        target[row] = _canonical_cells(labels.policy(p), n, side)
+        one = np.zeros(n * n, np.int64)
+        one[int(a["best"][p])] = 1
+        best[row] = int(np.argmax(_canonical_cells(one, n, side)))
+        if extra >= 0:
+            state.undo()
+    return Examples(x, target, legal, best, n)
+
+
+@dataclass
+class PolicyConfig:
+    """A policy run's settings (``config.json``; a resumed run keeps its own)."""
+
+    preset: str = "policy"
+    batch: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    seed: int = 1
+
+
+def _masked_log_softmax(logits: Any, legal: Any) -> Any:
+    import torch
+
+    return torch.log_softmax(logits.masked_fill(~legal, -1e9), dim=1)
+
+
+def _batches(data: Examples, batch: int, rng: np.random.Generator | None) -> Any:
+    """(x, target, legal, best) tensors of ``batch`` examples, shuffled by ``rng`` and
+    rotated 180 degrees at random (None: in order, as they are)."""
+    import torch
+
+    n = data.size
+    order = rng.permutation(len(data)) if rng is not None else np.arange(len(data))
+    for lo in range(0, len(order), batch):
+        idx = np.sort(order[lo:lo + batch])
+        x = torch.from_numpy(data.x[idx].astype(np.float32))
+        t = torch.from_numpy(data.target[idx]).view(-1, n, n)
+        m = torch.from_numpy(data.legal[idx]).view(-1, n, n)
+        b = torch.from_numpy(data.best[idx])
+        if rng is not None:
+            flip = torch.from_numpy(rng.random(len(idx)) < 0.5)
+            x[flip] = x[flip].flip(2, 3)
+            t[flip] = t[flip].flip(1, 2)
+            m[flip] = m[flip].flip(1, 2)
+            b[flip] = n * n - 1 - b[flip]
+        yield x, t.reshape(len(idx), -1), m.reshape(len(idx), -1), b
+
+
+def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
+    """Held-out cross-entropy against the visit shares and top-1 against the searched move."""
+    import torch
+
+    net.eval()
+    loss = correct = 0.0
+    with torch.no_grad():
+        for x, t, m, b in _batches(data, batch, None):
+            logp = _masked_log_softmax(net(x), m)
+            loss += float(-(t * logp.clamp_min(-1e4)).sum())
+            correct += float((logp.argmax(1) == b).sum())
+    return {"loss": loss / max(len(data), 1), "top1": correct / max(len(data), 1)}
+
+
+def train(labels_folder: Path, run_dir: Path, epochs: int, *, config: PolicyConfig | None = None,
+          log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Trains (or resumes) the run in ``run_dir`` until it has ``epochs`` epochs; returns
+    the last epoch's metrics. The best held-out model so far is ``run_dir/model.dnet``."""
+    import torch
+
+    from descent.nets.arch import policy_preset
+    from descent.nets.files import atomic_write
+    from descent.nets.modelfile import Provenance, make_model, save_model
+    from descent.nets.models import PolicyNet, module_from_weights, weights_from_module
+
+    say = log or (lambda text: None)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg_path = run_dir / "config.json"
+    if cfg_path.exists():
+        cfg = PolicyConfig(**json.loads(cfg_path.read_text()))
+    else:
+        cfg = config or PolicyConfig()
+        with atomic_write(cfg_path, "w") as f:
+            f.write(json.dumps(asdict(cfg), indent=1) + "\n")
+    labels = load(labels_folder)
+    test_mask = held_out(labels)
+    positions = np.arange(labels.positions)
+    train_set = examples(labels, positions[~test_mask])
+    test_set = examples(labels, positions[test_mask])
+    game = f"hex(size={labels.size})"
+    arch = policy_preset("hex", cfg.preset)
+    torch.manual_seed(cfg.seed)
+    net = module_from_weights(arch, tuple(train_set.x.shape[1:]), seed=cfg.seed)
+    assert isinstance(net, PolicyNet)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    ckpt = run_dir / "checkpoint.pt"
+    epoch, best_top1 = 0, -1.0
+    if ckpt.exists():
+        state = torch.load(ckpt, weights_only=True)
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        epoch, best_top1 = int(state["epoch"]), float(state["best_top1"])
+    say(f"{len(train_set)} training and {len(test_set)} held-out positions "
+        f"({labels.arrays['game_seed'].size} games); epoch {epoch} of {epochs}")
+    metrics: dict[str, Any] = {}
+    while epoch < epochs:
+        started = time.monotonic()
+        rng = np.random.default_rng(cfg.seed * 1000 + epoch)
+        net.train()
+        total = 0.0
+        for x, t, m, _ in _batches(train_set, cfg.batch, rng):
+            logp = _masked_log_softmax(net(x), m)
+            loss = -(t * logp.clamp_min(-1e4)).sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(t)
+        epoch += 1
+        held = evaluate(net, test_set)
+        metrics = {"epoch": epoch, "train_loss": total / len(train_set),
+                   "test_loss": held["loss"], "test_top1": held["top1"],
+                   "train_positions": len(train_set), "test_positions": len(test_set),
+                   "seconds": time.monotonic() - started}
+        if held["top1"] > best_top1:
+            best_top1 = held["top1"]
+            model = make_model(game, arch, weights_from_module(net),
+                               training=Provenance(steps=epoch, games=int(
+                                   labels.arrays["game_seed"].size), seed=cfg.seed,
+                                   note=f"policy on {labels_folder.name}: held-out top-1 "
+                                        f"{best_top1:.4f}"))
+            save_model(model, run_dir / "model.dnet")
+        state = {"net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
+                 "best_top1": best_top1}
+        with atomic_write(ckpt, "wb") as f:
+            torch.save(state, f)
+        with open(run_dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(metrics) + "\n")
+        say(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, held-out loss "
+            f"{held['loss']:.4f}, top-1 {held['top1']:.4f} ({metrics['seconds']:.0f} s)")
+    return metrics
+
+
+def prior_accuracy(model_path: Path | None, labels_folder: Path,
+                   limit: int = 0) -> dict[str, float]:
+    """Top-1 agreement with the searched move on the held-out positions of
+    ``labels_folder`` (the first ``limit``, 0: all) of: the pattern prior, the pattern
+    prior with the route factor, the network (when given) and the network's product with
+    the pattern prior and route factor (what ``rave`` uses)."""
+    from descent.nets.policy import load_policy
+    from descent.search_cy.eval.hex_eval import HexEvaluator
+    from descent.search_cy.games.hex import HexState
+    from descent.search_cy.games.hex_patterns import HexPatterns
+    from descent.search_cy.games.registry import make_game
+
+    labels = load(labels_folder)
+    n = labels.size
+    positions = np.flatnonzero(held_out(labels))
+    if limit:
+        positions = positions[:limit]
+    game = make_game(f"hex(size={n})")
+    policy = load_policy(model_path, game) if model_path else None
+    patterns = HexPatterns(n)
+    route_gamma = patterns.weights[2]
+    codes = HexEvaluator()
+    hits = {"patterns": 0, "patterns_route": 0, "network": 0, "network_x_route": 0}
+    for p in positions:
+        state = game.new_initial_state()
+        moves = labels.moves(int(p))
+        for m in moves:
+            state.apply_action(m)
+        last = moves[-1] if moves else -1
+        prior = np.zeros(n * n)
+        for cell, value in patterns.prior(state, last).items():
+            if cell < n * n:
+                prior[cell] = value
+        read = codes.move_codes(state)
+        routed = prior * (route_gamma[read[:n * n]] if read is not None else 1.0)
+        best = int(labels.arrays["best"][p])
+        hits["patterns"] += int(np.argmax(prior) == best)
+        hits["patterns_route"] += int(np.argmax(routed) == best)
+        if policy is not None:
+            assert isinstance(state, HexState)
+            net = policy.probabilities(state)
+            hits["network"] += int(np.argmax(net) == best)
+            hits["network_x_route"] += int(np.argmax(net * routed) == best)
+    if policy is None:
+        del hits["network"], hits["network_x_route"]
+    return {k: v / max(len(positions), 1) for k, v in hits.items()} | {
+        "positions": float(len(positions))}
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    t = sub.add_parser("train", help="train (or resume) a move-policy network on labels")
+    t.add_argument("labels", type=Path, help="labels folder (descent labels)")
+    t.add_argument("--run-dir", type=Path, required=True,
+                   help="run folder: config, checkpoint, metrics, model.dnet")
+    t.add_argument("--epochs", type=int, required=True, help="train until this many epochs")
+    t.add_argument("--preset", default="policy", help="architecture preset of a new run")
+    t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
+    e = sub.add_parser("eval", help="top-1 of the priors on a labels folder's held-out games")
+    e.add_argument("model", type=Path, nargs="?", default=None,
+                   help="policy model file (none: the pattern prior only)")
+    e.add_argument("labels", type=Path)
+    e.add_argument("--limit", type=int, default=0, help="the first this many positions")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.policy_command == "train":
+        if args.threads:
+            import torch
+            torch.set_num_threads(args.threads)
+        train(args.labels, args.run_dir, args.epochs, config=PolicyConfig(preset=args.preset),
+              log=lambda text: print(text, flush=True))
+        return 0
+    scores = prior_accuracy(args.model, args.labels, args.limit)
+    count = int(scores.pop("positions"))
+    for name, value in scores.items():
+        print(f"{name:>16}: top-1 {value:.4f} ({count} held-out positions, "
+              f"interval +-{1.96 * math.sqrt(value * (1 - value) / max(count, 1)):.4f})")
+    return 0

@@ -1,0 +1,82 @@
+"""Move-policy model files: the C evaluator computes the torch module's logits, a policy
+file is refused where a value network is wanted and the other way round, and a policy
+architecture is a convolutional tower without fully connected layers."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from descent.nets.arch import Architecture, policy_preset, preset
+from descent.nets.modelfile import ModelFileError, make_model, save_model
+from descent.nets.policy import load_policy, policy_from_model
+from descent.search_cy.games.registry import make_game
+
+ARCHS = [Architecture("conv", 12, convs=3, output="policy"),
+         Architecture("resnet", 8, blocks=2, output="policy"),
+         policy_preset("hex", "tiny")]
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"{a.family}-{a.filters}")
+def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture) -> None:
+    import torch
+
+    from descent.nets.models import PolicyNet, module_from_weights
+    from descent.train.policy import canonical_symmetry
+
+    model = make_model("hex(size=7)", arch, seed=2)
+    rng = np.random.default_rng(3)
+    for name in model.weights:            # biases too, lest a wrong one go unseen
+        if name.endswith("bias"):
+            model.weights[name][:] = rng.normal(0, 0.2, model.weights[name].shape)
+    policy = policy_from_model(model)
+    net = module_from_weights(model.arch, model.input_shape, model.weights).eval()
+    assert isinstance(net, PolicyNet)
+    game = make_game("hex(size=7)")
+    moves = random.Random(4)
+    for stones in range(0, 30, 3):
+        state = game.new_initial_state()
+        for _ in range(stones):
+            state.apply_action(moves.choice(state.legal_actions()))
+        side = state.current_player()
+        x = np.zeros(state.encoding_shape, np.float32)
+        state.encode(x, canonical_symmetry(side))
+        with torch.inference_mode():
+            want = net(torch.from_numpy(x)[None])[0].numpy()
+        if side == 1:                      # back from the transposed frame
+            want = want.reshape(7, 7).T.reshape(-1)
+        got = policy.logits(state)
+        assert float(np.std(want)) > 1e-3
+        assert got == pytest.approx(want, rel=1e-4, abs=1e-4)
+
+
+def test_a_policy_file_loads_and_a_value_file_is_refused_by_name(tmp_path: Path) -> None:
+    from descent.nets.evaluator import network_function
+
+    state = make_game("hex(size=5)").new_initial_state()
+    policy_file = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny")),
+                             tmp_path / "policy.dnet")
+    value_file = save_model(make_model("hex(size=5)", preset("hex", "tiny")),
+                            tmp_path / "value.dnet")
+    assert load_policy(policy_file, "hex(size=5)").probabilities(state).sum() == \
+        pytest.approx(1.0)
+    with pytest.raises(ModelFileError, match="value.dnet: a value network"):
+        load_policy(value_file)
+    with pytest.raises(ModelFileError, match="policy.dnet: a move-policy network"):
+        network_function(policy_file, state, backend="numpy")
+    with pytest.raises(ModelFileError, match="wrong board size"):
+        load_policy(policy_file, "hex(size=7)")
+
+
+def test_a_policy_is_a_tower_without_fully_connected_layers() -> None:
+    with pytest.raises(ValueError, match="without fully connected layers"):
+        Architecture("conv", 8, convs=2, fc=(16,), output="policy")
+    with pytest.raises(ValueError, match="without fully connected layers"):
+        Architecture("mlp", 0, fc=(16,), output="policy")
+    with pytest.raises(ValueError, match="no policy preset"):
+        policy_preset("hex", "paper")
+    with pytest.raises(ValueError, match="no policy presets for game"):
+        policy_preset("einstein", "policy")

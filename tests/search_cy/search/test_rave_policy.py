@@ -1,0 +1,81 @@
+"""``rave`` with a move-policy network: the network's word multiplies the prior of nodes
+visited enough (the root at once), the search stays deterministic by seed, and a network
+for another board size is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.games.hex_patterns import ROUTE_COUNT, HexPatterns
+from descent.search_cy.search.rave import RaveSearch
+from descent.search_cy.search.stopper import Stopper
+from tests.search_cy.eval.test_hex_policy import random_policy
+from tests.search_cy.search.test_rave import position, routed
+
+FLAT = np.ones(ROUTE_COUNT, np.float32)          # route gammas; route_at 0 leaves them out
+
+
+def priors(search: RaveSearch, path: tuple[int, ...] = ()) -> dict[int, float]:
+    return {c[0]: c[7] for c in search._subtree(path)[2]}
+
+
+def test_the_policy_multiplies_the_prior_of_nodes_visited_enough() -> None:
+    state = position("hex(size=7)", ["b3", "f5"])
+    policy = random_policy(7, seed=1)
+    search = routed(state, 2, 0, FLAT, prune_ratio=0.0)
+    search.run(state, Stopper(iterations=1))
+    plain = priors(search)
+    last = state.history()[-1]
+    assert plain == pytest.approx(HexPatterns(7, search.pattern_weights).prior(state, last))
+
+    search = routed(state, 2, 0, FLAT, prune_ratio=0.0, policy=policy, policy_at=30)
+    search.run(state, Stopper(iterations=3000))
+    probs = policy.probabilities(state)
+    weighted = {c: plain[c] * (probs[c] + 1e-4) for c in plain}
+    total = sum(weighted.values())
+    assert priors(search) == pytest.approx({c: w / total for c, w in weighted.items()},
+                                           rel=1e-4)
+    seen = {True: 0, False: 0}
+    for child in search._subtree()[2]:
+        if child[6] is None:
+            continue
+        after = state.clone()
+        after.apply_action(child[0])
+        mine = priors(search, (child[0],))
+        if not mine:
+            continue
+        base = HexPatterns(7, search.pattern_weights).prior(after, child[0])
+        if child[6][1] >= 30:
+            p = policy.probabilities(after)
+            w = {c: base[c] * (p[c] + 1e-4) for c in base}
+            t = sum(w.values())
+            assert mine == pytest.approx({c: x / t for c, x in w.items()}, rel=1e-4)
+        else:
+            assert mine == pytest.approx(base, rel=1e-5)
+        seen[child[6][1] >= 30] += 1
+    assert seen[True] and seen[False]
+
+
+def test_a_search_with_a_policy_is_deterministic_by_seed_and_differs_from_none() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    results = []
+    for policy in (random_policy(7, seed=5), random_policy(7, seed=5), None):
+        search = routed(state, 9, 0, FLAT, policy=policy, policy_at=5)
+        search.know_at = 20
+        result = search.run(state, Stopper(iterations=2000))
+        results.append([(c.action, c.visits) for c in result.children])
+    assert results[0] == results[1]
+    assert results[0] != results[2]
+
+
+def test_a_policy_for_another_board_is_left_out_and_bad_settings_refused() -> None:
+    state = position("hex(size=7)", ["d4"])
+    plain = routed(state, 3, 0, FLAT)
+    plain.run(state, Stopper(iterations=500))
+    other = routed(state, 3, 0, FLAT, policy=random_policy(6), policy_at=1)
+    other.run(state, Stopper(iterations=500))
+    assert priors(other) == priors(plain)
+    with pytest.raises(ValueError, match="policy_at"):
+        RaveSearch(heuristic_for(state), plain.params, policy_at=0)
