@@ -201,6 +201,7 @@ class Engine:
         try:
             impl: Any = search.impl
             impl.policy = load_policy(str(path), game)
+            impl.policy_at = settings.policy_at
         except ModelFileError as exc:
             raise EngineError(str(exc)) from None
 

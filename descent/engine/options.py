@@ -126,6 +126,7 @@ OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("game", "string", "game"),
     Option("model", "string", "evaluator"),
     Option("policy", "string", "search"),
+    Option("policy_at", "spin", "search", 1, 1 << 30),
     Option("heuristic", "string", "evaluator"),
     Option("heuristic_weights", "string", "evaluator"),
     Option("backend", "combo", "evaluator", choices=BACKENDS),

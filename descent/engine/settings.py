@@ -36,6 +36,9 @@ class Settings:
         "help": "Hex move-policy network file for the rave search (its word multiplies the "
                 "pattern prior at nodes of enough visits; default: the shipped policy for "
                 "the game, if any; none: the patterns alone)"})
+    policy_at: int = field(default=300, metadata={
+        "help": "visits of a rave node before the policy network weighs its children's prior "
+                "(the root at once)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})
@@ -74,6 +77,8 @@ class Settings:
             raise ValueError("hash_mb must be >= 1")
         if self.threads < 1:
             raise ValueError("threads must be >= 1")
+        if self.policy_at < 1:
+            raise ValueError("policy_at must be >= 1")
         if self.transport not in ("stdio", "mqtt"):
             raise ValueError("transport must be stdio or mqtt")
         if self.move_overhead_ms < 0:

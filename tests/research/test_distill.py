@@ -25,22 +25,7 @@ from descent.research.distill import (
     selfplay,
 )
 from descent.search_cy.games.registry import make_game
-from descent.search_cy.games.state import GameState
-
-
-def solve(state: GameState, memo: dict[int, float]) -> float:
-    """Exact Hex value (player 0's view) by exhaustive negamax with a memo."""
-    if state.is_terminal():
-        return state.terminal_value()
-    key = state.hash
-    if key not in memo:
-        values = []
-        for action in state.legal_actions():
-            state.apply_action(action)
-            values.append(solve(state, memo))
-            state.undo()
-        memo[key] = max(values) if state.current_player() == 0 else min(values)
-    return memo[key]
+from tests.train.conftest import solve
 
 
 def random_games(size: int, count: int, seed: int) -> list[dict[str, Any]]:

@@ -83,7 +83,7 @@ def test_real_engines_on_4x4_get_the_exact_values_of_their_moves(tmp_path: Path)
             c.close()
         oracle.close()
     assert len(outcomes) == len(positions) == 8
-    memo: dict[int, bool] = {}
+    memo: dict[int, float] = {}
     for o in outcomes:
         state = o.position.state()
         for name, move in o.moves.items():

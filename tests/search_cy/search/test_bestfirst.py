@@ -17,6 +17,7 @@ from descent.search_cy.search.api import SearchParams, make_search
 from descent.search_cy.search.bestfirst import BestFirstSearch
 from descent.search_cy.search.stopper import Stopper
 from descent.search_cy.search.tree import TreeTable
+from tests.train.conftest import solve as solve_hex
 
 MODES = ("ubfm", "ubfms", "descent", "mcts")
 
@@ -46,25 +47,13 @@ def solve(state: GameState, memo: dict[int, float] | None = None) -> float:
     return value
 
 
-def wins(state: GameState, memo: dict[int, bool]) -> bool:
-    """Whether the side to move wins a game without draws or chance (Hex): an OR over
-    the moves, stopping at the first winning one."""
-    key = state.hash
-    if key not in memo:
-        mover = state.current_player()
-        result = False
-        for action in state.legal_actions():
-            state.apply_action(action)
-            if state.is_terminal():
-                won = (state.terminal_value() > 0) == (mover == 0)
-            else:
-                won = not wins(state, memo)
-            state.undo()
-            if won:
-                result = True
-                break
-        memo[key] = result
-    return memo[key]
+def wins(state: GameState, memo: dict[int, float]) -> bool:
+    """Whether the side to move wins a game without draws or chance (Hex), by the exact
+    Hex solver (its memo holds values from player 0's view); no side wins a finished
+    game."""
+    if state.is_terminal():
+        return False
+    return (solve_hex(state, memo) > 0) == (state.current_player() == 0)
 
 
 def action_values(state: GameState) -> dict[int, float]:

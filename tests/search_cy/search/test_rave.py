@@ -135,7 +135,7 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             search.value_at = 3
             search.value_visits = value
         result = search.run(state, Stopper(iterations=20000))
-        memo: dict[int, bool] = {}
+        memo: dict[int, float] = {}
         if result.resolved:
             assert ((result.value > 0) == (mover == 0)) == wins(state, memo)
         for child in result.children:
@@ -355,7 +355,7 @@ def test_a_kept_tree_is_exactly_the_subtree_it_was_cut_from(hash_mb: int, plies:
 def test_proofs_stay_exact_along_a_game_with_the_kept_tree() -> None:
     state = make_game("hex(size=4)").new_initial_state()
     search = rave(seed=9, hash_mb=64)
-    memo: dict[int, bool] = {}
+    memo: dict[int, float] = {}
     while not state.is_terminal():
         mover = state.current_player()
         result = search.run(state, Stopper(iterations=4000))
