@@ -1,0 +1,77 @@
+"""Policy training on labels: examples in the side to move's view, a run that resumes, and
+the accuracy and speed reports over a real labels folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from descent.search_cy.games.registry import make_game
+from descent.train.labels import Player, generate, load
+from descent.train.policy import (
+    PolicyConfig,
+    examples,
+    held_out,
+    prior_accuracy,
+    search_speed,
+    train,
+)
+
+PLAYER = Player(size=5, sims=200, branch=0.5)
+
+
+@pytest.fixture(scope="module")
+def labels_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("labels") / "hex5"
+    generate(folder, PLAYER, games=12, shard_games=12)
+    return folder
+
+
+def test_examples_are_the_positions_in_the_side_to_moves_view(labels_folder: Path) -> None:
+    labels = load(labels_folder)
+    positions = np.arange(labels.positions)
+    data = examples(labels, positions)
+    game = make_game("hex(size=5)")
+    for row, p in enumerate(positions):
+        state = game.new_initial_state()
+        for m in labels.moves(int(p)):
+            state.apply_action(m)
+        side = state.current_player()
+        policy = labels.policy(int(p))
+        best = int(labels.arrays["best"][p])
+        if side == 1:                       # the transposed frame
+            policy = policy.reshape(5, 5).T.reshape(-1)
+            best = (best % 5) * 5 + best // 5
+        assert data.target[row] == pytest.approx(policy)
+        assert data.best[row] == best and data.legal[row, best]
+        assert (data.x[row, 2] == 1).all()  # the to-move plane: always the mover's
+        assert int(data.legal[row].sum()) == len(state.legal_actions())
+    assert 0 < held_out(labels).sum() < labels.positions
+
+
+def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: Path) -> None:
+    from descent.nets.policy import load_policy
+
+    run = tmp_path / "run"
+    cfg = PolicyConfig(preset="tiny", batch=32, lr=3e-3)
+    first = train(labels_folder, run, 2, config=cfg)
+    assert first["epoch"] == 2
+    again = train(labels_folder, run, 3, config=PolicyConfig(preset="policy"))
+    assert again["epoch"] == 3                # resumed: one more epoch, its own config kept
+    assert json.loads((run / "config.json").read_text())["preset"] == "tiny"
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [m["epoch"] for m in lines] == [1, 2, 3]
+    assert all(0.0 <= m["test_top1"] <= 1.0 for m in lines)
+    policy = load_policy(run / "model.dnet", "hex(size=5)")
+    state = make_game("hex(size=5)").new_initial_state()
+    assert policy.probabilities(state).sum() == pytest.approx(1.0)
+    scores = prior_accuracy(run / "model.dnet", labels_folder)
+    assert set(scores) == {"patterns", "patterns_route", "network", "network_x_route",
+                           "positions"}
+    assert scores["positions"] == held_out(load(labels_folder)).sum()
+    rates = search_speed(run / "model.dnet", labels_folder, [1, 50], 0.02, positions=2)
+    assert set(rates) == {"none", "policy_at=1", "policy_at=50"}
+    assert all(rate > 0 for rate in rates.values())
