@@ -68,14 +68,33 @@ class Player:
     branch: float = 0.25
     search: str = "rave"
     heuristic: str = "vc"
+    policy: str = ""            # a move-policy model file for rave (expert iteration)
+    policy_sha256: str = ""     # ... its weights' SHA-256, what the shards record
+    policy_at: int = 300
 
     @property
     def game(self) -> str:
         return f"hex(size={self.size})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"game": self.game, "search": self.search, "heuristic": self.heuristic,
-                "sims": self.sims, "branch": self.branch}
+        out: dict[str, Any] = {"game": self.game, "search": self.search,
+                               "heuristic": self.heuristic, "sims": self.sims,
+                               "branch": self.branch}
+        if self.policy:
+            out |= {"policy_sha256": self.policy_sha256, "policy_at": self.policy_at}
+        return out
+
+    @classmethod
+    def with_policy(cls, path: str, policy_at: int, **kw: Any) -> Player:
+        """The player with the policy model file at ``path`` (checked, its weights'
+        SHA-256 recorded)."""
+        from descent.nets.modelfile import load_model
+
+        model = load_model(path, f"hex(size={kw.get('size', 11)})")
+        if model.arch.output != "policy":
+            raise ValueError(f"{path}: not a move-policy network")
+        return cls(policy=str(path), policy_sha256=model.weights_sha256,
+                   policy_at=policy_at, **kw)
 
 
 @dataclass
@@ -132,6 +151,13 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
     evaluator = heuristic_for(state, player.heuristic)
     search = make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
     side = make_search(player.search, evaluator, SearchParams(seed=seed + 1, hash_mb=64))
+    if player.policy:
+        from descent.nets.policy import load_policy
+
+        policy = load_policy(player.policy, state)
+        for runner in (search, side):
+            impl: Any = runner.impl
+            impl.policy, impl.policy_at = policy, player.policy_at
     first = rng.randrange(player.size * player.size)
     state.apply_action(first)
     record = GameRecord(stream, index, seed, [first], winner=-1)
@@ -417,20 +443,26 @@ class Labels:
         return out
 
 
-def load(folder: Path) -> Labels:
-    """Every shard of ``folder`` (as its manifest lists them, checked against their
-    SHA-256) as one ``Labels``."""
-    manifest = json.loads((folder / MANIFEST).read_text())
+def load(folder: Path, *more: Path) -> Labels:
+    """Every shard of ``folder`` (and of the ``more`` folders, of the same game: the
+    players of successive generations), as their manifests list them, checked against
+    their SHA-256, as one ``Labels``."""
     parts: list[dict[str, npt.NDArray[Any]]] = []
-    for shard in manifest["shards"]:
-        path = folder / shard["file"]
-        if hashlib.sha256(path.read_bytes()).hexdigest() != shard["sha256"]:
-            raise ValueError(f"{path}: its SHA-256 is not the manifest's")
-        with np.load(path, allow_pickle=False) as z:
-            parts.append({k: z[k] for k in z.files if k != "meta"})
+    specs: set[str] = set()
+    for where in (folder, *more):
+        manifest = json.loads((where / MANIFEST).read_text())
+        specs.add(manifest["game"])
+        for shard in manifest["shards"]:
+            path = where / shard["file"]
+            if hashlib.sha256(path.read_bytes()).hexdigest() != shard["sha256"]:
+                raise ValueError(f"{path}: its SHA-256 is not the manifest's")
+            with np.load(path, allow_pickle=False) as z:
+                parts.append({k: z[k] for k in z.files if k != "meta"})
+    if len(specs) > 1:
+        raise ValueError(f"labels of {sorted(specs)} cannot be read as one")
     if not parts:
         raise ValueError(f"{folder}: no shards")
-    size = int(manifest["game"].split("size=")[1].rstrip(")"))
+    size = int(specs.pop().split("size=")[1].rstrip(")"))
     out: dict[str, list[npt.NDArray[Any]]] = {}
     games = positions = moves = policy = 0
     for part in parts:
@@ -463,6 +495,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--stream", type=int, default=1,
                    help="game numbering stream (one per machine generating at once)")
     g.add_argument("--shard-games", type=int, default=100, help="games a shard")
+    g.add_argument("--policy", default="",
+                   help="move-policy model file the player searches with (expert iteration: "
+                        "a folder holds one player's games)")
+    g.add_argument("--policy-at", type=int, default=300, help="rave's policy_at")
     g.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
     i = sub.add_parser("info", help="a labels folder's counts (rebuilds its manifest)")
     i.add_argument("folder", type=Path)
@@ -472,7 +508,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.labels_command == "generate":
-        player = Player(size=args.size, sims=args.sims, branch=args.branch)
+        player = (Player.with_policy(args.policy, args.policy_at, size=args.size,
+                                     sims=args.sims, branch=args.branch) if args.policy
+                  else Player(size=args.size, sims=args.sims, branch=args.branch))
         started = time.monotonic()
         written = generate(args.folder, player, games=args.games, hours=args.hours,
                            stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,

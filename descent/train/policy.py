@@ -177,10 +177,13 @@ def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
     return {"loss": loss / max(len(data), 1), "top1": correct / max(len(data), 1)}
 
 
-def train(labels_folder: Path, run_dir: Path, epochs: int, *, config: PolicyConfig | None = None,
+def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
+          config: PolicyConfig | None = None,
           log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Trains (or resumes) the run in ``run_dir`` until it has ``epochs`` epochs; returns
-    the last epoch's metrics. The best held-out model so far is ``run_dir/model.dnet``."""
+    """Trains (or resumes) the run in ``run_dir`` until it has ``epochs`` epochs, on the
+    labels of one folder or several (successive generations' players); returns the last
+    epoch's metrics. The best held-out model so far is ``run_dir/model.dnet``."""
+    folders = labels_folder if isinstance(labels_folder, list) else [labels_folder]
     import torch
 
     from descent.nets.arch import policy_preset
@@ -197,7 +200,7 @@ def train(labels_folder: Path, run_dir: Path, epochs: int, *, config: PolicyConf
         cfg = config or PolicyConfig()
         with atomic_write(cfg_path, "w") as f:
             f.write(json.dumps(asdict(cfg), indent=1) + "\n")
-    labels = load(labels_folder)
+    labels = load(*folders)
     test_mask = held_out(labels)
     positions = np.arange(labels.positions)
     train_set = examples(labels, positions[~test_mask])
@@ -247,8 +250,8 @@ def train(labels_folder: Path, run_dir: Path, epochs: int, *, config: PolicyConf
             model = make_model(game, arch, weights_from_module(net),
                                training=Provenance(steps=epoch, games=int(
                                    labels.arrays["game_seed"].size), seed=cfg.seed,
-                                   note=f"policy on {labels_folder.name}: held-out top-1 "
-                                        f"{best_top1:.4f}"))
+                                   note=f"policy on {', '.join(f.name for f in folders)}: "
+                                        f"held-out top-1 {best_top1:.4f}"))
             save_model(model, run_dir / "model.dnet")
         state = {"net": net.state_dict(), "opt": opt.state_dict(),
                  "sched": sched.state_dict(), "epoch": epoch, "best_top1": best_top1}
@@ -349,7 +352,8 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
     t = sub.add_parser("train", help="train (or resume) a move-policy network on labels")
-    t.add_argument("labels", type=Path, help="labels folder (descent labels)")
+    t.add_argument("labels", type=Path, nargs="+",
+                   help="labels folders (descent labels), of one board size")
     t.add_argument("--run-dir", type=Path, required=True,
                    help="run folder: config, checkpoint, metrics, model.dnet")
     t.add_argument("--epochs", type=int, required=True, help="train until this many epochs")

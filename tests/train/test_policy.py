@@ -75,3 +75,28 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     rates = search_speed(run / "model.dnet", labels_folder, [1, 50], 0.02, positions=2)
     assert set(rates) == {"none", "policy_at=1", "policy_at=50"}
     assert all(rate > 0 for rate in rates.values())
+
+
+def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
+        labels_folder: Path, tmp_path: Path) -> None:
+    from descent.nets.arch import policy_preset, preset
+    from descent.nets.modelfile import make_model, save_model
+
+    model = make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=7)
+    path = save_model(model, tmp_path / "policy.dnet")
+    player = Player.with_policy(str(path), 5, size=5, sims=200, branch=0.5)
+    assert player.to_json()["policy_sha256"] == model.weights_sha256
+    assert "policy_sha256" not in PLAYER.to_json()      # earlier folders' players unchanged
+    with pytest.raises(ValueError, match="one folder holds one player's games"):
+        generate(labels_folder, player, games=1)
+    nxt = tmp_path / "hex5-g1"
+    generate(nxt, player, games=2)
+    assert json.loads((nxt / "manifest.json").read_text())["shards"][0]["player"] == \
+        player.to_json()
+    both = load(labels_folder, nxt)
+    assert both.positions == load(labels_folder).positions + load(nxt).positions
+    value = save_model(make_model("hex(size=5)", preset("hex", "tiny")), tmp_path / "v.dnet")
+    with pytest.raises(ValueError, match="not a move-policy network"):
+        Player.with_policy(str(value), 5, size=5)
+    run = tmp_path / "run"
+    assert train([labels_folder, nxt], run, 1, config=PolicyConfig(preset="tiny"))["epoch"] == 1
