@@ -202,6 +202,7 @@ class Engine:
             impl: Any = search.impl
             impl.policy = load_policy(str(path), game)
             impl.policy_at = settings.policy_at
+            impl.policy_weight = settings.policy_weight
         except ModelFileError as exc:
             raise EngineError(str(exc)) from None
 

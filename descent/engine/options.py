@@ -127,6 +127,7 @@ OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("model", "string", "evaluator"),
     Option("policy", "string", "search"),
     Option("policy_at", "spin", "search", 1, 1 << 30),
+    Option("policy_weight", "float", "search", 0.0, 4.0),
     Option("heuristic", "string", "evaluator"),
     Option("heuristic_weights", "string", "evaluator"),
     Option("backend", "combo", "evaluator", choices=BACKENDS),

@@ -39,6 +39,9 @@ class Settings:
     policy_at: int = field(default=300, metadata={
         "help": "visits of a rave node before the policy network weighs its children's prior "
                 "(the root at once)"})
+    policy_weight: float = field(default=1.0, metadata={
+        "help": "the power of the policy network's probabilities in rave's prior (1: their "
+                "product with the pattern prior; 0.5: a softer network)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})
@@ -79,6 +82,8 @@ class Settings:
             raise ValueError("threads must be >= 1")
         if self.policy_at < 1:
             raise ValueError("policy_at must be >= 1")
+        if not 0.0 <= self.policy_weight <= 4.0:
+            raise ValueError("policy_weight must be in [0, 4]")
         if self.transport not in ("stdio", "mqtt"):
             raise ValueError("transport must be stdio or mqtt")
         if self.move_overhead_ms < 0:

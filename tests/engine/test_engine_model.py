@@ -101,7 +101,9 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     again = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
     assert again.think(Limits(iterations=300)).move == first       # deterministic by seed
     again.set_option("policy_at", 7)
+    again.set_option("policy_weight", 0.5)
     assert getattr(again.search.impl, "policy_at", 0) == 7
+    assert getattr(again.search.impl, "policy_weight", 0) == 0.5
     e.set_option("policy", "none")
     assert getattr(e.search.impl, "policy", "absent") is None
     with pytest.raises(EngineError, match="value network"):

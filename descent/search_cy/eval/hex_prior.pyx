@@ -15,9 +15,10 @@ evaluator's route codes), renormalised, and the prior pruning redone over the ch
 not yet visited.
 
 The learned move prior (``eval/hex_policy.pyx``, MoHex-CNN's): at a node of enough visits
-each child's prior is multiplied by the policy network's probability of its move,
-renormalised the same way (the network and the patterns are two experts whose product is
-sharper than either), and the prior pruning redone.
+each child's prior is multiplied by the policy network's probability of its move (to a
+power, ``policy_weight``), renormalised the same way (the network and the patterns are two experts whose product is
+sharper than either); the network may bring back a child the pruning skipped, never skip
+one more.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (with their fill-in
@@ -87,6 +88,12 @@ cdef void prune_by_prior(Child* ch, int count, double prune_ratio, int ncells) n
     """The prior pruning over ``count`` children: a child never visited whose prior
     falls under ``prune_ratio`` of the best is skipped, a skipped one that rises above
     it comes back (inferior children and proven losses are left alone)."""
+    _prune(ch, count, prune_ratio, ncells, True)
+
+
+cdef void _prune(Child* ch, int count, double prune_ratio, int ncells,
+                 bint skip) noexcept nogil:
+    """``prune_by_prior``; with ``skip`` False it only brings skipped children back."""
     cdef int i
     cdef double best = 0.0
     if prune_ratio <= 0.0:
@@ -99,7 +106,7 @@ cdef void prune_by_prior(Child* ch, int count, double prune_ratio, int ncells) n
             continue
         if ch[i].pruned == SKIPPED_BY_PRIOR and ch[i].prior >= prune_ratio * best:
             ch[i].pruned = 0
-        elif (ch[i].pruned == 0 and ch[i].n == 0 and ch[i].node < 0
+        elif (skip and ch[i].pruned == 0 and ch[i].n == 0 and ch[i].node < 0
                 and ch[i].prior < prune_ratio * best):
             ch[i].pruned = SKIPPED_BY_PRIOR
 
@@ -116,13 +123,17 @@ cdef void route_factor(Child* ch, int count, const int8_t* codes, HexPatterns pa
         before += ch[i].prior
         ch[i].prior = <float>(ch[i].prior * pat.c_route_gamma(codes[ch[i].move]))
         after += ch[i].prior
-    _reweigh(ch, count, before, after, prune_ratio, ncells)
+    _reweigh(ch, count, before, after, prune_ratio, ncells, True)
 
 
-cdef void policy_factor(Child* ch, int count, const float* probs, double prune_ratio,
-                        int ncells) noexcept nogil:
+cdef void policy_factor(Child* ch, int count, const float* probs, double weight,
+                        double prune_ratio, int ncells) noexcept nogil:
     """The policy network's word over ``count`` children, ``probs`` its probability of
-    each cell: each child's prior times its move's probability (``_reweigh``)."""
+    each cell: each child's prior times its move's probability to the power ``weight``
+    (``_reweigh``; 1: the product of the two experts, 0.5 a softer network). The network
+    may bring back a child the patterns' pruning skipped, never skip one they kept: its
+    product is far sharper than the patterns the 2% ratio was set for (at a root of a
+    hundred moves it would leave a handful)."""
     cdef int i
     cdef double before = 0.0, after = 0.0
     for i in range(count):
@@ -130,16 +141,16 @@ cdef void policy_factor(Child* ch, int count, const float* probs, double prune_r
             continue
         before += ch[i].prior
         # a floor, lest a cell the network rules out lose every chance of a search
-        ch[i].prior = <float>(ch[i].prior * (probs[ch[i].move] + 1e-4))
+        ch[i].prior = <float>(ch[i].prior * (probs[ch[i].move] + 1e-4) ** weight)
         after += ch[i].prior
-    _reweigh(ch, count, before, after, prune_ratio, ncells)
+    _reweigh(ch, count, before, after, prune_ratio, ncells, False)
 
 
 cdef void _reweigh(Child* ch, int count, double before, double after, double prune_ratio,
-                   int ncells) noexcept nogil:
+                   int ncells, bint skip) noexcept nogil:
     """After the priors of the weighed children (``_routed``) went from a sum of
     ``before`` to ``after``: renormalised so that they keep their share (the swap keeps
-    its own), and the prior pruning redone."""
+    its own), and the prior pruning redone (``skip`` False: only bringing back)."""
     cdef int i
     cdef double scale
     if after <= 0.0:
@@ -149,7 +160,7 @@ cdef void _reweigh(Child* ch, int count, double before, double after, double pru
         if not _routed(ch[i], ncells):
             continue
         ch[i].prior = <float>(ch[i].prior * scale)
-    prune_by_prior(ch, count, prune_ratio, ncells)
+    _prune(ch, count, prune_ratio, ncells, skip)
 
 
 cdef void mustplay(Child* ch, int count, const int8_t* keep, bint keep_inferior) noexcept nogil:

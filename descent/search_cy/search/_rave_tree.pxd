@@ -67,6 +67,7 @@ cdef class RaveTree(HexPlayout):
     cdef int8_t* codes                # the evaluator's route codes of a node's cells
     cdef HexPolicy policy             # a move-policy network at nodes of policy_at visits
     cdef int policy_at
+    cdef double policy_weight         # the power of its probabilities in the prior
     cdef bint use_policy
     cdef float* probs                 # its probabilities of a node's cells
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits

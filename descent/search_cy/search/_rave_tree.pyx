@@ -113,6 +113,7 @@ cdef class RaveTree(HexPlayout):
         self.use_route = False
         self.policy = None
         self.policy_at = 0
+        self.policy_weight = 1.0
         self.use_policy = False
         if (not self.keep or not self.codes or not self.probs or not self.vcm or not self.scratch
                 or not self.vbuf or not self.vslot or not self.nodes or not self.children):
@@ -448,8 +449,8 @@ cdef class RaveTree(HexPlayout):
         ok = self.policy.c_prior(self.pos, self.probs)
         self._pos_up(depth)
         if ok:
-            policy_factor(self.children + nd.first, nd.count, self.probs, self.prune_ratio,
-                          self.ncells)
+            policy_factor(self.children + nd.first, nd.count, self.probs, self.policy_weight,
+                          self.prune_ratio, self.ncells)
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first

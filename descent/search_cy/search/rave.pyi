@@ -33,6 +33,7 @@ DEFAULT_VALUE_VISITS: int
 DEFAULT_VALUE_AT_BATCH: int
 DEFAULT_ROUTE_AT: int
 DEFAULT_POLICY_AT: int
+DEFAULT_POLICY_WEIGHT: float
 SHIPPED: object
 
 @disjoint_base
@@ -64,6 +65,7 @@ class RaveSearch:
     route_at: int
     policy: HexPolicy | None
     policy_at: int
+    policy_weight: float
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -76,7 +78,7 @@ class RaveSearch:
                  stop_decided: bool = ..., value: Evaluator | None = ...,
                  value_at: int = ..., value_visits: int = ...,
                  route_at: int = ..., policy: HexPolicy | None = ...,
-                 policy_at: int = ...) -> None: ...
+                 policy_at: int = ..., policy_weight: float = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -30,9 +30,9 @@ computation a node, so it waits for the visits that show a node is worth it.
 
 A learned move prior (``eval/hex_policy.pyx``, MoHex-CNN's): with a ``policy`` network,
 at a node of ``policy_at`` visits (the root at once) each child's prior is multiplied by
-the network's probability of its move, renormalised and the pruning redone, as the route
-factor is. One forward pass a node, in C without the GIL, at nodes whose visits say they
-are worth it.
+the network's probability of its move (to the power ``policy_weight``), renormalised and
+the pruning redone, as the route factor is. One forward pass a node, in C without the
+GIL, at nodes whose visits say they are worth it.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
@@ -136,6 +136,7 @@ DEFAULT_VALUE_VISITS = 8          # ... as this many virtual visits at the netwo
 DEFAULT_VALUE_AT_BATCH = 300      # the same for a network called in batches (a call a node)
 DEFAULT_ROUTE_AT = 20             # the prior's route factor at nodes this visited (0: never)
 DEFAULT_POLICY_AT = 40            # a policy network's word at nodes this visited
+DEFAULT_POLICY_WEIGHT = 1.0       # ... the power of its probabilities in the prior
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -221,6 +222,7 @@ cdef class RaveSearch:
     cdef public int route_at            # the prior's route factor at nodes this visited
     cdef public HexPolicy policy        # a move-policy network, or None
     cdef public int policy_at           # its word on the prior at nodes this visited
+    cdef public double policy_weight    # the power of its probabilities in the prior
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -236,7 +238,8 @@ cdef class RaveSearch:
                  bint stop_decided=DEFAULT_STOP_DECIDED, Evaluator value=None,
                  int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS,
                  int route_at=DEFAULT_ROUTE_AT, HexPolicy policy=None,
-                 int policy_at=DEFAULT_POLICY_AT):
+                 int policy_at=DEFAULT_POLICY_AT,
+                 double policy_weight=DEFAULT_POLICY_WEIGHT):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -270,8 +273,11 @@ cdef class RaveSearch:
         self.route_at = route_at
         if policy_at < 1:
             raise ValueError("policy_at must be >= 1")
+        if policy_weight < 0.0:
+            raise ValueError("policy_weight must be >= 0")
         self.policy = policy
         self.policy_at = policy_at
+        self.policy_weight = policy_weight
         self.value_visits = value_visits
         self.evaluator = evaluator
         self.params = params
@@ -360,6 +366,7 @@ cdef class RaveSearch:
             t.route_at = self.route_at
             t.policy = self.policy
             t.policy_at = self.policy_at
+            t.policy_weight = self.policy_weight
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat

@@ -79,3 +79,20 @@ def test_a_policy_for_another_board_is_left_out_and_bad_settings_refused() -> No
     assert priors(other) == priors(plain)
     with pytest.raises(ValueError, match="policy_at"):
         RaveSearch(heuristic_for(state), plain.params, policy_at=0)
+
+
+def test_the_policy_never_skips_a_child_the_patterns_kept() -> None:
+    """The network's product with the patterns is far sharper than the patterns: redoing
+    the 2% pruning on it would leave a handful of moves at a root of a hundred. It may
+    bring a skipped child back, never skip another; at the weight 0 it changes nothing."""
+    state = position("hex(size=9)", ["e5", "d6", "c7"])
+    kept: dict[object, set[int]] = {}
+    for name, weight in (("none", None), ("product", 1.0), ("zero", 0.0)):
+        policy = None if weight is None else random_policy(9, filters=8, seed=11)
+        search = routed(state, 4, 0, FLAT, prune_ratio=0.05, policy=policy, policy_at=1,
+                        policy_weight=1.0 if weight is None else weight)
+        search.run(state, Stopper(iterations=200))
+        kept[name] = {c[0] for c in search._subtree()[2] if c[5] != 2}
+    assert kept["none"] <= kept["product"]
+    assert kept["zero"] == kept["none"]
+    assert len(kept["none"]) < len(state.legal_actions())      # the pruning is at work
