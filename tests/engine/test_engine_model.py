@@ -91,7 +91,11 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     from descent.nets.arch import policy_preset
     from descent.nets.modelfile import make_model
     from descent.search_cy.eval.hex_policy import HexPolicy
+    from descent.search_cy.search.rave import DEFAULT_POLICY_AT, DEFAULT_POLICY_WEIGHT
 
+    # the engine's defaults are the search's
+    assert (Settings().policy_at, Settings().policy_weight) == (DEFAULT_POLICY_AT,
+                                                                DEFAULT_POLICY_WEIGHT)
     path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=2),
                       tmp_path / "policy.dnet")
     e = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
