@@ -12,6 +12,32 @@ from descent.nets.modelfile import LoadedModel, save_model
 from descent.search_cy.games.sampling import random_action
 from descent.search_cy.games.state import GameState
 
+# Files of few tests that run long, sent to the test workers first. With --dist loadfile
+# a file goes whole to one worker, in the order of the collection (pyproject turns off
+# xdist's own order, most tests first, which sent these last): one of them started late
+# runs on alone after the other worker has finished everything else.
+LONG_FILES = (
+    "tests/train/test_cluster.py",          # a Ray cluster, actors and training runs
+    "tests/train/test_training.py",         # `descent train` runs end to end
+    "tests/protocols/test_time_control.py",  # games under real clocks
+    "tests/tools/test_bench_search.py",     # benchmark runs
+    "tests/train/test_memory_files.py",     # training runs
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """LONG_FILES first, then the other files by their number of tests, most first (as
+    xdist orders them); the tests of a file keep their order."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def rank(path: str) -> tuple[int, int]:
+        long = LONG_FILES.index(path) if path in LONG_FILES else len(LONG_FILES)
+        return long, -len(files[path])
+
+    items[:] = [item for path in sorted(files, key=rank) for item in files[path]]
+
 
 def random_game(state: GameState, rng: random.Random, max_steps: int = 10_000) -> Iterator[int]:
     """Apply random actions until the end; yields each action after applying it."""

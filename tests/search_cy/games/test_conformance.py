@@ -24,6 +24,18 @@ SPECS = list(all_test_specs())
 PY_GAMES = 40
 
 
+def long_games(spec: str) -> bool:
+    """Whether a spec's random games run long: dice chess (repetition and 100-ply draws,
+    some 200 plies) and 25x25 Hex (some 580 plies; 11x11 takes 105)."""
+    return spec.startswith(("dicechess", "hex(size=25,"))
+
+
+def py_games(spec: str) -> int:
+    """PY_GAMES, a quarter of them on 25x25 Hex: 10 of its games are some 5800 nodes, more
+    than 40 games of 11x11 (4200)."""
+    return PY_GAMES // 4 if spec.startswith("hex(size=25,") else PY_GAMES
+
+
 def test_all_three_games_are_registered() -> None:
     assert registered_games() == ["dicechess", "einstein", "hex"]
 
@@ -32,8 +44,8 @@ def test_all_three_games_are_registered() -> None:
 def test_c_self_check(spec: str) -> None:
     state = make_game(spec).new_initial_state()
     before = state.snapshot()
-    # Chess games are long (repetition/100-ply draws): fewer games, same node count.
-    games = 200 if spec.startswith("dicechess") else 1000
+    # long games: a fifth of the games, still tens of thousands of nodes
+    games = 200 if long_games(spec) else 1000
     report = playout.self_check(state, games, seed=12345, max_steps=20000)
     assert report["nodes"] > games
     violations = {k: v for k, v in report.items() if k != "nodes" and v}
@@ -53,7 +65,7 @@ def test_apply_undo_restores_exact_state(spec: str) -> None:
     game = make_game(spec)
     rng = random.Random(7)
     initial = game.new_initial_state().snapshot()
-    for _ in range(PY_GAMES):
+    for _ in range(py_games(spec)):
         state = game.new_initial_state()
         path: list[tuple[int, tuple[object, ...]]] = []
         while not state.is_terminal() and len(path) < 2000:
@@ -81,7 +93,7 @@ def test_apply_undo_restores_exact_state(spec: str) -> None:
 def test_chance_and_players(spec: str) -> None:
     game = make_game(spec)
     rng = random.Random(11)
-    for _ in range(PY_GAMES):
+    for _ in range(py_games(spec)):
         state = game.new_initial_state()
         while not state.is_terminal():
             player = state.current_player()
@@ -125,7 +137,7 @@ def test_clone_is_independent(spec: str) -> None:
 def test_notation_round_trip(spec: str) -> None:
     game = make_game(spec)
     rng = random.Random(5)
-    for _ in range(PY_GAMES // 2):
+    for _ in range(py_games(spec) // 2):
         state = game.new_initial_state()
         step = 0
         while not state.is_terminal():

@@ -19,48 +19,53 @@ from tests.train.conftest import solve
 NEIGHBOURS = [(-1, 0), (-1, 1), (0, 1), (1, 0), (1, -1), (0, -1)]
 
 
-def _joined(n: int, stones: frozenset[int], player: int) -> bool:
-    """Whether ``player``'s (0 Black top-bottom, 1 White left-right) stones join its
-    edges."""
-    def first(c: int) -> bool:
-        return c // n == 0 if player == 0 else c % n == 0
+@cache
+def _masks(n: int, player: int) -> tuple[int, int, int, int]:
+    """``player``'s first and last edges and the board's first and last columns, as bit
+    masks (cell r * n + c: bit r * n + c)."""
+    left = sum(1 << r * n for r in range(n))
+    right = left << n - 1
+    top, bottom = (1 << n) - 1, ((1 << n) - 1) << n * (n - 1)
+    return (top, bottom, left, right) if player == 0 else (left, right, left, right)
 
-    def last(c: int) -> bool:
-        return c // n == n - 1 if player == 0 else c % n == n - 1
 
-    todo = [c for c in stones if first(c)]
-    seen = set(todo)
-    while todo:
-        c = todo.pop()
-        if last(c):
-            return True
-        r, k = divmod(c, n)
-        for dr, dk in NEIGHBOURS:
-            rr, kk = r + dr, k + dk
-            x = rr * n + kk
-            if 0 <= rr < n and 0 <= kk < n and x in stones and x not in seen:
-                seen.add(x)
-                todo.append(x)
-    return False
+def _joined(n: int, stones: int, player: int) -> bool:
+    """Whether ``player``'s (0 Black top-bottom, 1 White left-right) stones, a bit a cell,
+    join its edges: a flood fill from its first edge, each step adding the stones next to
+    those reached. The six neighbours of cell i are i - n, i - n + 1, i - 1, i + 1,
+    i + n - 1 and i + n (NEIGHBOURS), shifts of the bits; the steps to c + 1 leave out
+    the last column and those to c - 1 the first, so that no row wraps onto the next."""
+    first, last, left, right = _masks(n, player)
+    reach = stones & first
+    while True:
+        east, west = reach & ~right, reach & ~left
+        grown = (reach | reach >> n | reach << n | east << 1 | west >> 1
+                 | east >> n - 1 | west << n - 1) & stones
+        if grown == reach:
+            return bool(reach & last)
+        reach = grown
 
 
 def holds(s: HexState, player: int, carrier: list[int], player_first: bool) -> bool:
     """Whether ``player`` joins its edges in ``s`` when every empty cell outside
-    ``carrier`` is the opponent's and both play inside it (exhaustively)."""
+    ``carrier`` is the opponent's and both play inside it (exhaustively; the cells a
+    player holds and those still free are bit masks)."""
     n = s.size
-    own = frozenset(c for c in range(n * n) if s.cell(c // n, c % n) == player + 1)
+    own = sum(1 << c for c in range(n * n) if s.cell(c // n, c % n) == player + 1)
+    cells = [1 << c for c in set(carrier)]
 
     @cache
-    def wins(mine: frozenset[int], free: frozenset[int], to_move: bool) -> bool:
+    def wins(mine: int, free: int, to_move: bool) -> bool:
         if _joined(n, mine, player):
             return True
-        if not free:
+        moves = [x for x in cells if free & x]
+        if not moves:
             return False
         if to_move:
-            return any(wins(mine | {x}, free - {x}, False) for x in free)
-        return all(wins(mine, free - {x}, True) for x in free)
+            return any(wins(mine | x, free & ~x, False) for x in moves)
+        return all(wins(mine, free & ~x, True) for x in moves)
 
-    return wins(own, frozenset(carrier), player_first)
+    return wins(own, sum(cells), player_first)
 
 
 def test_a_bridge_chain_and_edge_templates_connect_whoever_moves() -> None:
