@@ -98,6 +98,7 @@ class Engine:
         self.on_gpu: bool          # the network runs on a GPU (search threads gather batches)
         self.search_name: str
         self.search: SearchRunner
+        self.policy_name: str      # the move-policy network's file ("" for none)
         self._commit(self._build(self.settings, "game"))
 
     # -- options (block only to stop a running search) ---------------------------------
@@ -176,25 +177,26 @@ class Engine:
                 search = self._rave_with_value(evaluator, settings, game, params)
             else:
                 search = make_search(search_name, evaluator, params)
-            self._attach_policy(search, search_name, settings, game)
-            built.update(search_name=search_name, search=search)
+            built.update(search_name=search_name, search=search,
+                         policy_name=self._attach_policy(search, search_name, settings, game))
         return built
 
     @staticmethod
     def _attach_policy(search: SearchRunner, search_name: str, settings: Settings,
-                       game: Game) -> None:
-        """Gives ``rave`` its move-policy network (the setting's, else the shipped one);
-        a policy named for any other search is an error."""
+                       game: Game) -> str:
+        """Gives ``rave`` its move-policy network (the setting's, else the shipped one) and
+        returns its file name ("" for none); a policy named for any other search is an
+        error."""
         from descent.engine.models import resolve_policy
 
         path = resolve_policy(settings.policy, game)
         if path is None:
-            return
+            return ""
         if search_name != "rave":
             if settings.policy:
                 raise EngineError(f"policy={settings.policy}: a move-policy network guides "
                                   f"the rave search on Hex, not {search_name}")
-            return
+            return ""
         from descent.nets.modelfile import ModelFileError
         from descent.nets.policy import load_policy
 
@@ -205,6 +207,7 @@ class Engine:
             impl.policy_weight = settings.policy_weight
         except ModelFileError as exc:
             raise EngineError(str(exc)) from None
+        return path.name
 
     @staticmethod
     def _rave_with_value(network: Evaluator, settings: Settings, game: Game,
@@ -266,7 +269,8 @@ class Engine:
     def describe(self) -> dict[str, Any]:
         """Start-up facts for logs and ``version`` replies. Must not block."""
         return {"game": self.game.spec, "search": self.search_name,
-                "evaluator": self.evaluator_name, "hash_mb": self.settings.hash_mb,
+                "evaluator": self.evaluator_name, "policy": self.policy_name,
+                "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 
     # -- position (block only to stop a running search) --------------------------------

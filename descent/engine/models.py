@@ -38,9 +38,12 @@ def shipped_model(game: Game) -> Path | None:
 
 
 def shipped_policy(game: Game) -> Path | None:
-    """The shipped move-policy network for this exact game spec, if one is packaged:
-    ``nets/shipped/<spec flattened>-policy.dnet``."""
-    return packaged_file("shipped", f"{model_file_name(game)}-policy.dnet")
+    """The shipped move-policy network for this Hex board size, if one is packaged:
+    ``nets/shipped/policy/hex-size<N>.dnet`` (a policy reads stones only: the swap rule
+    does not change it)."""
+    if game.name != "hex":
+        return None
+    return packaged_file("shipped", "policy", f"hex-size{game.params['size']}.dnet")
 
 
 def resolve_policy(setting: str, game: Game) -> Path | None:

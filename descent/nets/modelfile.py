@@ -323,6 +323,7 @@ def load_model(path: str | os.PathLike[str],
         file_game = make_game(str(game_meta.get("spec", "")))
     except GameSpecError as exc:
         raise ModelFileError(f"{where}: the model's game is unknown here: {exc}") from None
+    trained_on = file_game          # the fingerprint is of the game the model was saved for
     if game is not None:
         wanted = _game_of(game)
         if wanted.name != file_game.name:
@@ -350,7 +351,7 @@ def load_model(path: str | os.PathLike[str],
     if tuple(enc.get("shape", ())) != shape:
         raise ModelFileError(f"{where}: encoding shape mismatch: the model reads "
                              f"{enc.get('shape')}, the kernel writes {list(shape)}")
-    if enc.get("fingerprint") != fingerprint(file_game):
+    if enc.get("fingerprint") != fingerprint(trained_on):
         raise ModelFileError(f"{where}: encoding fingerprint mismatch: the kernel's "
                              f"{file_game.name} encoding changed since the model was saved "
                              "(same version number: bump nets.encoding.ENCODING_VERSIONS)")

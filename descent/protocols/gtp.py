@@ -389,8 +389,9 @@ class GtpProtocol(GtpFramedProtocol):
         self._need(args, 0, "version")
 
         facts = self.engine.describe()
+        policy = f" policy={facts['policy']}" if facts.get("policy") else ""
         return (f"{__version__} search={facts['search']} evaluator={facts['evaluator']}"
-                f" strength={facts['strength']}")
+                f"{policy} strength={facts['strength']}")
 
     def cmd_list_commands(self, args: list[str], ident: str) -> str:
         self._need(args, 0, "list_commands")

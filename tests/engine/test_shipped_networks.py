@@ -56,3 +56,31 @@ def test_package_data_is_named_as_in_the_source_tree(path: Path, tmp_path: Path,
         resolve_model(f"nets/{path.parent.name}/missing.dnet", game)
     with pytest.raises(ValueError, match="does not exist"):
         resolve_model(f"nets/../nets/{path.parent.name}/{path.name}", game)
+
+
+POLICIES = sorted((SHIPPED_DIR / "policy").glob("*.dnet"))
+
+
+@pytest.mark.parametrize("path", POLICIES, ids=lambda p: p.name)
+def test_a_shipped_policy_is_the_default_of_its_board_size_with_or_without_swap(
+        path: Path) -> None:
+    from descent.engine.models import resolve_policy, shipped_policy
+    from descent.nets.policy import load_policy
+
+    spec = read_metadata(path)["game"]["spec"]
+    model = load_model(path, spec)
+    assert model.arch.output == "policy" and model.training.games > 0
+    size = model.game.params["size"]
+    assert path.name == f"hex-size{size}.dnet"
+    for swap in ("false", "true"):
+        game = make_game(f"hex(size={size},swap={swap})")
+        assert shipped_policy(game) == path == resolve_policy("", game)
+        assert resolve_policy("none", game) is None
+        load_policy(path, game)
+    engine = Engine(Settings(game=f"hex(size={size})", hash_mb=16, seed=1))
+    assert engine.describe()["policy"] == path.name
+    decision = engine.think(Limits(iterations=500))
+    assert decision.move in [engine.state.action_to_string(a)
+                             for a in engine.state.legal_actions()]
+    assert Engine(Settings(game=f"hex(size={size})", policy="none", hash_mb=16)
+                  ).describe()["policy"] == ""

@@ -84,6 +84,11 @@ def test_a_model_works_for_other_parameters_with_the_same_encoding(
     _, path = saved
     back = load_model(path, "hex(size=5,swap=true)")
     assert back.game.spec == "hex(size=5,swap=true)"
+    # the fingerprint is checked on the game the model was saved for: the sampled
+    # positions of the other game differ (at 11x11 they hold a swap)
+    eleven = save_model(make_model("hex(size=11)", preset("hex", "tiny")),
+                        path.with_name("eleven.dnet"))
+    assert load_model(eleven, "hex(size=11,swap=true)").game.spec == "hex(size=11,swap=true)"
 
 
 def test_saving_is_atomic_and_leaves_no_temporary(saved: tuple[LoadedModel, Path]) -> None:
