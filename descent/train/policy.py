@@ -22,7 +22,7 @@ the loss is their cross-entropy with the softmax over the empty cells. One game 
 the top-1 agreement with the move the search played (``best``). A run keeps its state in
 its folder (``config.json``, ``checkpoint.pt`` with the optimiser, ``metrics.jsonl``, the
 best held-out model as ``model.dnet``) and resumes from it with more epochs, on whatever
-labels the folder then holds.
+labels the folder then holds (on a new held-out set, the best model is chosen anew).
 """
 
 from __future__ import annotations
@@ -222,6 +222,8 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
         if "sched" in state:
             sched.load_state_dict(state["sched"])
         epoch, best_top1 = int(state["epoch"]), float(state["best_top1"])
+        if int(state.get("test_positions", -1)) != len(test_set):
+            best_top1 = -1.0        # other labels, another held-out set: a best anew
     say(f"{len(train_set)} training and {len(test_set)} held-out positions "
         f"({labels.arrays['game_seed'].size} games); epoch {epoch} of {epochs}")
     metrics: dict[str, Any] = {}
@@ -254,7 +256,8 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
                                         f"held-out top-1 {best_top1:.4f}"))
             save_model(model, run_dir / "model.dnet")
         state = {"net": net.state_dict(), "opt": opt.state_dict(),
-                 "sched": sched.state_dict(), "epoch": epoch, "best_top1": best_top1}
+                 "sched": sched.state_dict(), "epoch": epoch, "best_top1": best_top1,
+                 "test_positions": len(test_set)}
         with atomic_write(ckpt, "wb") as f:
             torch.save(state, f)
         with open(run_dir / "metrics.jsonl", "a") as f:

@@ -100,3 +100,22 @@ def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
         Player.with_policy(str(value), 5, size=5)
     run = tmp_path / "run"
     assert train([labels_folder, nxt], run, 1, config=PolicyConfig(preset="tiny"))["epoch"] == 1
+
+
+def test_on_new_labels_the_best_model_is_chosen_anew(tmp_path: Path) -> None:
+    import torch
+
+    folder, run = tmp_path / "hex5", tmp_path / "run"
+    generate(folder, PLAYER, games=4)
+    train(folder, run, 1, config=PolicyConfig(preset="tiny"))
+    state = torch.load(run / "checkpoint.pt", weights_only=True)
+    state["best_top1"] = 2.0               # a best no epoch can beat on these labels
+    torch.save(state, run / "checkpoint.pt")
+    before = (run / "model.dnet").read_bytes()
+    train(folder, run, 2)
+    assert (run / "model.dnet").read_bytes() == before
+    generate(folder, PLAYER, games=8)      # games 4-11: game 10 joins the held-out set
+    train(folder, run, 3)
+    assert (run / "model.dnet").read_bytes() != before
+    assert torch.load(run / "checkpoint.pt", weights_only=True)["test_positions"] == \
+        held_out(load(folder)).sum()
