@@ -32,7 +32,12 @@ Tree = tuple[list[int], list[int], list[int], list[float], list[int], list[float
 
 def flat(spec: list[tuple[int, list[int] | float, list[float] | None]]) -> Tree:
     """A flat tree from [(kind, children ids or a leaf value, outcome probabilities)]."""
-    kind, first, count, value, edge_to, edge_p = [], [], [], [], [], []
+    kind: list[int] = []
+    first: list[int] = []
+    count: list[int] = []
+    value: list[float] = []
+    edge_to: list[int] = []
+    edge_p: list[float] = []
     for k, body, probs in spec:
         kind.append(k)
         if isinstance(body, list):
@@ -82,6 +87,94 @@ def test_three_level_binary_tree_by_hand(theta: float, a: float) -> None:
     if theta < 1e-3:
         assert p[0] == pytest.approx(0.5, abs=1e-4)
 
+
+# -- the paper's Table I -------------------------------------------------------------
+#
+# Table I gives p12 / p13 at the root of "a binary game tree with a depth of 3", one
+# winning node, every move costing 1: 0.998 / 0.002 at theta = 3, 0.728 / 0.268 at
+# theta = 0.5 (these two sum to 0.996, so at least one is misprinted) and 0.5001 / 0.4999
+# at theta = 0.001. The paper does not give the tree. On the full depth-3 binary tree the
+# unit arc cost and the reference policy's 1/2 are the same on every path, so only the
+# leaves matter. These tests pin what root_policy (the one implementation of the
+# recurrence) gives on the readings that come closest, beside the printed columns.
+
+TABLE_I = {3.0: (0.998, 0.002), 0.5: (0.728, 0.268), 0.001: (0.5001, 0.4999)}
+
+
+def depth_three(inner: int, leaves: list[float]) -> Tree:
+    """The full binary tree of depth 3: the randomised player at the root, ``inner`` at
+    the root's two children (nodes 1 and 2, the paper's 2 and 3), the randomised player
+    below them, then the eight leaves, left to right."""
+    return flat([
+        (RANDOMISED, [1, 2], None),
+        (inner, [3, 4], None), (inner, [5, 6], None),
+        *[(RANDOMISED, [7 + 2 * i, 8 + 2 * i], None) for i in range(4)],
+        *[(LEAF, v, None) for v in leaves],
+    ])
+
+
+def table_i_row(tree: Tree) -> dict[float, tuple[float, float]]:
+    """p12 / p13 at each of Table I's thetas, a unit cost a move."""
+    row = {}
+    for theta in TABLE_I:
+        p = root_policy(*tree, theta, 1.0)
+        row[theta] = (float(p[0]), float(p[1]))
+    return row
+
+
+def printed(theta: float, p: tuple[float, float]) -> tuple[float, float]:
+    """p rounded to the digits Table I prints in the column of ``theta``."""
+    digits = 4 if theta < 0.01 else 3
+    return round(p[0], digits), round(p[1], digits)
+
+
+def test_table_i_eq_11_one_winning_leaf_gives_one_half_at_every_theta() -> None:
+    # eq. 10-11 as written: the opponent (the root's children) plays minimax, so it always
+    # steers away from the only winning leaf, whichever leaf it is and whatever it is
+    # worth; both root moves are then the same to the randomised player
+    for win in range(8):
+        for reward in (1.0, 2.0, 5.0):
+            leaves = [reward if i == win else 0.0 for i in range(8)]
+            for p in table_i_row(depth_three(OPPONENT, leaves)).values():
+                assert p == pytest.approx((0.5, 0.5), abs=1e-12)
+
+
+def test_table_i_without_the_opponent_one_winning_leaf() -> None:
+    # every node the randomised player's (eq. 8-10, no opponent), the win worth 2.5 at the
+    # first leaf: theta = 3 matches Table I; theta = 0.001 gives 0.5002, since its column
+    # needs a win worth 0.8 to 2.4 and the theta = 3 column one worth 2.46 to 2.63
+    row = table_i_row(depth_three(RANDOMISED, [2.5, 0, 0, 0, 0, 0, 0, 0]))
+    assert printed(3.0, row[3.0]) == TABLE_I[3.0]
+    assert printed(0.001, row[0.001]) == (0.5002, 0.4998)
+    assert row[3.0] == pytest.approx((0.997796, 0.002204), abs=1e-6)
+    assert row[0.5] == pytest.approx((0.6187, 0.3813), abs=1e-4)
+    assert row[0.001] == pytest.approx((0.500156, 0.499844), abs=1e-6)
+
+
+def test_table_i_without_the_opponent_a_win_and_a_loss_side_by_side() -> None:
+    # the closest reading found: no opponent, the win (2.5) and a loss (-1) under the same
+    # randomised node of the first subtree, draws elsewhere. Both the theta = 3 and the
+    # theta = 0.001 columns come out as printed; theta = 0.5 gives 0.604 / 0.396, not
+    # 0.728 / 0.268
+    row = table_i_row(depth_three(RANDOMISED, [2.5, -1, 0, 0, 0, 0, 0, 0]))
+    assert printed(3.0, row[3.0]) == TABLE_I[3.0]
+    assert printed(0.001, row[0.001]) == TABLE_I[0.001]
+    assert row[3.0] == pytest.approx(TABLE_I[3.0], abs=1e-3)
+    assert row[0.001] == pytest.approx(TABLE_I[0.001], abs=1e-4)
+    assert row[3.0] == pytest.approx((0.997795, 0.002205), abs=1e-6)
+    assert row[0.5] == pytest.approx((0.6038, 0.3962), abs=1e-4)
+    assert row[0.001] == pytest.approx((0.500094, 0.499906), abs=1e-6)
+
+
+def test_table_i_a_move_two_cheaper_gives_the_theta_half_column() -> None:
+    # a root move worth 2 more than the other, with nothing to randomise below: theta =
+    # 3 and 0.5 come out close to the printed 0.998 and 0.728 / 0.268 (the logistic of
+    # theta * 2: 0.731 / 0.269), but theta = 0.001 gives 0.5005, not 0.5001
+    tree = flat([(RANDOMISED, [1, 2], None), (LEAF, 2.0, None), (LEAF, 0.0, None)])
+    row = table_i_row(tree)
+    assert printed(3.0, row[3.0]) == TABLE_I[3.0]
+    assert row[0.5] == pytest.approx((0.7311, 0.2689), abs=1e-4)
+    assert printed(0.001, row[0.001]) == (0.5005, 0.4995)
 
 def test_the_opponent_plays_minimax_not_a_soft_choice() -> None:
     # node 1: the opponent may give 1.0 or -1.0; node 2: 0.0 or 0.0. A softened opponent
