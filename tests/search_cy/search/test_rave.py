@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -577,6 +578,35 @@ def routed(state: GameState, seed: int, route_at: int, gr: object, **kw: object)
     return search
 
 
+def assert_reweighed_below_root(search: RaveSearch, state: GameState, at: int,
+                                factor: Callable[[GameState], dict[int, float]]) -> None:
+    """The root's children that have a node: with ``at`` visits or more, their children's
+    prior is the patterns' times ``factor`` of their position, renormalised; with fewer,
+    the patterns' alone. Both kinds are seen."""
+    from descent.search_cy.games.hex_patterns import HexPatterns
+
+    size = int(state.game.params["size"])
+    seen = {True: 0, False: 0}
+    for child in search._subtree()[2]:
+        if child[6] is None:
+            continue
+        after = state.clone()
+        after.apply_action(child[0])
+        mine = {c[0]: c[7] for c in search._subtree((child[0],))[2]}
+        if not mine:
+            continue                           # not expanded yet
+        base = HexPatterns(size, search.pattern_weights).prior(after, child[0])
+        if child[6][1] >= at:
+            f = factor(after)
+            w = {c: base[c] * f[c] for c in base}
+            t = sum(w.values())
+            assert mine == pytest.approx({c: x / t for c, x in w.items()}, rel=1e-4)
+        else:
+            assert mine == pytest.approx(base, rel=1e-5)
+        seen[child[6][1] >= at] += 1
+    assert seen[True] and seen[False]
+
+
 def test_the_route_factor_reweighs_the_prior_of_nodes_visited_enough() -> None:
     import numpy as np
 
@@ -601,24 +631,8 @@ def test_the_route_factor_reweighs_the_prior_of_nodes_visited_enough() -> None:
     total = sum(weighted.values())
     assert root == pytest.approx({c: w / total for c, w in weighted.items()}, rel=1e-4)
     # a node below the root: with route_at visits it has it, with fewer it has not
-    below = [c for c in search._subtree()[2] if c[6] is not None]
-    seen = {True: 0, False: 0}
-    for child in below:
-        after = state.clone()
-        after.apply_action(child[0])
-        base = HexPatterns(7, search.pattern_weights).prior(after, child[0])
-        mine = priors(search, (child[0],))
-        if not mine:
-            continue                           # not expanded yet
-        if child[6][1] >= 30:
-            codes_after = heuristic_for(after).move_codes(after)
-            w = {c: base[c] * gr[codes_after[c]] for c in base}
-            t = sum(w.values())
-            assert mine == pytest.approx({c: x / t for c, x in w.items()}, rel=1e-4)
-        else:
-            assert mine == pytest.approx(base, rel=1e-5)
-        seen[child[6][1] >= 30] += 1
-    assert seen[True] and seen[False]
+    assert_reweighed_below_root(search, state, 30, lambda after: {
+        c: float(gr[code]) for c, code in enumerate(heuristic_for(after).move_codes(after))})
     # without the evaluator's codes (a search's zero evaluator) the prior stays the patterns'
     zero = rave(seed=2)
     zero.pattern_weights, zero.route_at = search.pattern_weights, 1

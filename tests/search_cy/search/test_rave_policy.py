@@ -12,7 +12,7 @@ from descent.search_cy.games.hex_patterns import ROUTE_COUNT, HexPatterns
 from descent.search_cy.search.rave import RaveSearch
 from descent.search_cy.search.stopper import Stopper
 from tests.search_cy.eval.test_hex_policy import random_policy
-from tests.search_cy.search.test_rave import position, routed
+from tests.search_cy.search.test_rave import assert_reweighed_below_root, position, routed
 
 FLAT = np.ones(ROUTE_COUNT, np.float32)          # route gammas; route_at 0 leaves them out
 
@@ -37,25 +37,8 @@ def test_the_policy_multiplies_the_prior_of_nodes_visited_enough() -> None:
     total = sum(weighted.values())
     assert priors(search) == pytest.approx({c: w / total for c, w in weighted.items()},
                                            rel=1e-4)
-    seen = {True: 0, False: 0}
-    for child in search._subtree()[2]:
-        if child[6] is None:
-            continue
-        after = state.clone()
-        after.apply_action(child[0])
-        mine = priors(search, (child[0],))
-        if not mine:
-            continue
-        base = HexPatterns(7, search.pattern_weights).prior(after, child[0])
-        if child[6][1] >= 30:
-            p = policy.probabilities(after)
-            w = {c: base[c] * (p[c] + 1e-4) for c in base}
-            t = sum(w.values())
-            assert mine == pytest.approx({c: x / t for c, x in w.items()}, rel=1e-4)
-        else:
-            assert mine == pytest.approx(base, rel=1e-5)
-        seen[child[6][1] >= 30] += 1
-    assert seen[True] and seen[False]
+    assert_reweighed_below_root(search, state, 30, lambda after: {
+        c: float(p) + 1e-4 for c, p in enumerate(policy.probabilities(after))})
 
 
 def test_a_search_with_a_policy_is_deterministic_by_seed_and_differs_from_none() -> None:
