@@ -16,5 +16,7 @@ cdef class HexPolicy:
     cdef float head_bias
 
     cdef int _tower(self, float* a, float* b, float* c) noexcept nogil
-    cdef int c_logits(self, HexState s, float* out) noexcept nogil
-    cdef bint c_prior(self, HexState s, float* out) noexcept nogil
+    cdef size_t _layer_floats(self) noexcept nogil
+    cdef size_t c_scratch_floats(self) noexcept nogil
+    cdef int c_logits(self, HexState s, float* out, float* scratch) noexcept nogil
+    cdef bint c_prior(self, HexState s, float* out, float* scratch) noexcept nogil

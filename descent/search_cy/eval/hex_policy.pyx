@@ -139,20 +139,35 @@ cdef class HexPolicy:
                 k += 1
         return x
 
-    cdef int c_logits(self, HexState s, float* out) noexcept nogil:
+    cdef size_t c_scratch_floats(self) noexcept nogil:
+        """The floats of scratch memory one pass needs: the encoding and three planes
+        of the widest layer's channels."""
+        cdef int w = self.n + 2
+        return <size_t>3 * w * w + 3 * self._layer_floats()
+
+    cdef size_t _layer_floats(self) noexcept nogil:
+        return <size_t>3 * self.plane if self.width < 3 else <size_t>self.width * self.plane
+
+    cdef int c_logits(self, HexState s, float* out, float* scratch) noexcept nogil:
         """The logit of every cell of ``s`` (real frame, ``n * n`` floats, occupied cells
-        included); -1 when out of memory, else the symmetry it read the position in."""
+        included), using ``scratch`` (c_scratch_floats floats; NULL: its own, allocated
+        for the call); -1 when out of memory, else the symmetry it read the position in.
+        Threads share a network, each with its own scratch."""
         cdef int n = self.n, w = self.n + 2, sym = 0 if s.side == 0 else 2
         cdef int plane = self.plane, f, r, c, cell, top
-        cdef size_t size = <size_t>3 * plane if self.width < 3 else <size_t>self.width * plane
-        cdef float* enc = <float*>malloc(<size_t>3 * w * w * sizeof(float))
-        cdef float* bufs = <float*>malloc(3 * size * sizeof(float))
+        cdef size_t size = self._layer_floats()
+        cdef float* own = NULL
+        cdef float* enc
+        cdef float* bufs
         cdef float* o
         cdef float v
-        if enc == NULL or bufs == NULL:
-            free(enc)
-            free(bufs)
-            return -1
+        if scratch == NULL:
+            own = <float*>malloc(self.c_scratch_floats() * sizeof(float))
+            if own == NULL:
+                return -1
+            scratch = own
+        bufs = scratch
+        enc = scratch + 3 * size
         s.c_encode(enc, sym)
         memset(bufs, 0, size * sizeof(float))
         for f in range(3):
@@ -169,17 +184,17 @@ cdef class HexPolicy:
                     v = v + self.head[f] * o[f * plane + (r + 2) * (w + 2) + c + 2]
                 cell = s.c_sym_action(r * n + c, sym)    # sym 0 and 2 are involutions
                 out[cell] = v
-        free(enc)
-        free(bufs)
+        free(own)
         return sym
 
-    cdef bint c_prior(self, HexState s, float* out) noexcept nogil:
+    cdef bint c_prior(self, HexState s, float* out, float* scratch) noexcept nogil:
         """The softmax of the logits over the empty cells of ``s`` into ``out`` (``n * n``
-        floats, 0 on occupied cells); False when out of memory."""
+        floats, 0 on occupied cells), with ``scratch`` as c_logits; False when out of
+        memory."""
         cdef int i
         cdef float top = -1e30
         cdef double total = 0.0
-        if self.c_logits(s, out) < 0:
+        if self.c_logits(s, out, scratch) < 0:
             return False
         for i in range(self.n * self.n):
             if s.cells[i] == 0 and out[i] > top:
@@ -200,7 +215,7 @@ cdef class HexPolicy:
         self._check(state)
         out = np.zeros(self.n * self.n, np.float32)
         cdef float[::1] view = out
-        if self.c_logits(state, &view[0]) < 0:
+        if self.c_logits(state, &view[0], NULL) < 0:
             raise MemoryError()
         return out
 
@@ -209,7 +224,7 @@ cdef class HexPolicy:
         self._check(state)
         out = np.zeros(self.n * self.n, np.float32)
         cdef float[::1] view = out
-        if not self.c_prior(state, &view[0]):
+        if not self.c_prior(state, &view[0], NULL):
             raise MemoryError()
         return out
 

@@ -26,10 +26,8 @@ cdef void expansion_prior(Child* ch, int k, const int8_t* board, int side, int l
                           bint swap, HexPatterns pat, HexInferior inferior, int8_t* labels,
                           double prune_ratio, int ncells) noexcept nogil
 cdef void prune_by_prior(Child* ch, int count, double prune_ratio, int ncells) noexcept nogil
-cdef void route_factor(Child* ch, int count, const int8_t* codes, HexPatterns pat,
-                       double prune_ratio, int ncells) noexcept nogil
-cdef void policy_factor(Child* ch, int count, const float* probs, double weight,
-                        double prune_ratio, int ncells) noexcept nogil
+cdef void scale_prior(Child* ch, int count, const double* factor, double prune_ratio,
+                      int ncells, bint skip) noexcept nogil
 cdef void mustplay(Child* ch, int count, const int8_t* keep, bint keep_inferior) noexcept nogil
 cdef bint probes(const int16_t* vcm, int npairs, int m) noexcept nogil
 cdef void vcm_boost(Child* kids, int count, const int16_t* vcm, int npairs, int m,

@@ -111,48 +111,25 @@ cdef void _prune(Child* ch, int count, double prune_ratio, int ncells,
             ch[i].pruned = SKIPPED_BY_PRIOR
 
 
-cdef void route_factor(Child* ch, int count, const int8_t* codes, HexPatterns pat,
-                       double prune_ratio, int ncells) noexcept nogil:
-    """The route factor over ``count`` children, ``codes`` their cells' route codes: each
-    child's prior times the route gamma of its code (``_reweigh``)."""
+cdef void scale_prior(Child* ch, int count, const double* factor, double prune_ratio,
+                      int ncells, bint skip) noexcept nogil:
+    """Each weighed child's prior (``_routed``) times ``factor`` of its cell, then
+    renormalised so that the weighed children keep their share (the swap keeps its own),
+    and the prior pruning redone; with ``skip`` False it only brings children back.
+
+    The route factor passes its cells' route gammas (and may skip). The policy network
+    passes (p + 1e-4) ** weight (1: the product of the two experts, 0.5 a softer network;
+    the floor, lest a cell the network rules out lose every chance of a search) and never
+    skips a child the patterns kept: its product is far sharper than the patterns the 2%
+    ratio was set for (at a root of a hundred moves it would leave a handful)."""
     cdef int i
-    cdef double before = 0.0, after = 0.0
+    cdef double before = 0.0, after = 0.0, scale
     for i in range(count):
         if not _routed(ch[i], ncells):
             continue
         before += ch[i].prior
-        ch[i].prior = <float>(ch[i].prior * pat.c_route_gamma(codes[ch[i].move]))
+        ch[i].prior = <float>(ch[i].prior * factor[ch[i].move])
         after += ch[i].prior
-    _reweigh(ch, count, before, after, prune_ratio, ncells, True)
-
-
-cdef void policy_factor(Child* ch, int count, const float* probs, double weight,
-                        double prune_ratio, int ncells) noexcept nogil:
-    """The policy network's word over ``count`` children, ``probs`` its probability of
-    each cell: each child's prior times its move's probability to the power ``weight``
-    (``_reweigh``; 1: the product of the two experts, 0.5 a softer network). The network
-    may bring back a child the patterns' pruning skipped, never skip one they kept: its
-    product is far sharper than the patterns the 2% ratio was set for (at a root of a
-    hundred moves it would leave a handful)."""
-    cdef int i
-    cdef double before = 0.0, after = 0.0
-    for i in range(count):
-        if not _routed(ch[i], ncells):
-            continue
-        before += ch[i].prior
-        # a floor, lest a cell the network rules out lose every chance of a search
-        ch[i].prior = <float>(ch[i].prior * (probs[ch[i].move] + 1e-4) ** weight)
-        after += ch[i].prior
-    _reweigh(ch, count, before, after, prune_ratio, ncells, False)
-
-
-cdef void _reweigh(Child* ch, int count, double before, double after, double prune_ratio,
-                   int ncells, bint skip) noexcept nogil:
-    """After the priors of the weighed children (``_routed``) went from a sum of
-    ``before`` to ``after``: renormalised so that they keep their share (the swap keeps
-    its own), and the prior pruning redone (``skip`` False: only bringing back)."""
-    cdef int i
-    cdef double scale
     if after <= 0.0:
         return
     scale = before / after

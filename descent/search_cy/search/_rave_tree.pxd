@@ -70,6 +70,9 @@ cdef class RaveTree(HexPlayout):
     cdef double policy_weight         # the power of its probabilities in the prior
     cdef bint use_policy
     cdef float* probs                 # its probabilities of a node's cells
+    cdef float* net_scratch           # its scratch memory (net_scratch_floats floats)
+    cdef size_t net_scratch_floats
+    cdef double* factor               # a factor of each cell on the prior (scale_prior)
     cdef HexVC vc                     # H-search knowledge at nodes of vc_at visits
     cdef int vc_at
     cdef bint use_vc

@@ -31,7 +31,7 @@ from descent.search_cy.games.hex_vc cimport VC_NONE, VC_WIN, VC_LOSS, VC_MUSTPLA
 from descent.search_cy.games.zobrist cimport splitmix64
 from descent.search_cy.eval.hex_prior cimport (
     Child, LOST_BY_KNOWLEDGE, SKIPPED_BY_PRIOR, INFERIOR,
-    expansion_prior, route_factor, policy_factor, mustplay, probes, vcm_boost)
+    expansion_prior, scale_prior, mustplay, probes, vcm_boost)
 from descent.search_cy.eval.evaluator cimport (
     HeuristicEvaluator, KNOW_NONE, KNOW_WIN, KNOW_LOSS, KNOW_MUSTPLAY)
 
@@ -87,6 +87,9 @@ cdef class RaveTree(HexPlayout):
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.codes = <int8_t*>malloc(self.ncells + 2)
         self.probs = <float*>malloc((self.ncells + 1) * sizeof(float))
+        self.factor = <double*>malloc((self.ncells + 1) * sizeof(double))
+        self.net_scratch = NULL
+        self.net_scratch_floats = 0
         self.vbuf = <double*>malloc((self.ncells + 1) * sizeof(double))
         self.vslot = <int*>malloc((self.ncells + 1) * sizeof(int))
         self.vcm = <int16_t*>malloc(4 * VCM_CAP * sizeof(int16_t))
@@ -116,7 +119,7 @@ cdef class RaveTree(HexPlayout):
         self.policy_weight = 1.0
         self.use_policy = False
         if (not self.keep or not self.codes or not self.probs or not self.vcm or not self.scratch
-                or not self.vbuf or not self.vslot or not self.nodes or not self.children):
+                or not self.factor                or not self.vbuf or not self.vslot or not self.nodes or not self.children):
             raise MemoryError()
         self.rng = seed
         self.K = K
@@ -129,6 +132,8 @@ cdef class RaveTree(HexPlayout):
         free(self.keep)
         free(self.codes)
         free(self.probs)
+        free(self.factor)
+        free(self.net_scratch)
         free(self.vbuf)
         free(self.vslot)
         free(self.vcm)
@@ -422,35 +427,55 @@ cdef class RaveTree(HexPlayout):
 
     cdef void _route_prior(self, int32_t idx, int depth) noexcept nogil:
         """The prior's route factor at node idx (reached by the first ``depth`` moves of
-        the path), from the evaluator's route codes of its cells (``c_move_codes``):
-        ``eval/hex_prior.pyx``'s ``route_factor``."""
+        the path): each child's prior times the route gamma of its cell's route code
+        (the evaluator's ``c_move_codes``), by ``eval/hex_prior.pyx``'s ``scale_prior``."""
         cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
         cdef bint ok
+        cdef int i
         nd.known |= KNOWN_ROUTE
         if nd.first < 0:
             return
+        ch = self.children + nd.first
         self._pos_down(depth)
         ok = self.know.c_move_codes(self.pos, self.codes)
         self._pos_up(depth)
         if not ok:
             return
-        route_factor(self.children + nd.first, nd.count, self.codes, self.pat,
-                     self.prune_ratio, self.ncells)
+        for i in range(nd.count):
+            if ch[i].move < self.ncells:
+                self.factor[ch[i].move] = self.pat.c_route_gamma(self.codes[ch[i].move])
+        scale_prior(ch, nd.count, self.factor, self.prune_ratio, self.ncells, True)
 
     cdef void _policy_prior(self, int32_t idx, int depth) noexcept nogil:
         """The policy network's word on the prior of node idx's children (reached by the
-        first ``depth`` moves of the path): ``eval/hex_prior.pyx``'s ``policy_factor``."""
+        first ``depth`` moves of the path): each child's prior times the network's
+        probability of its move to the power ``policy_weight``, by ``scale_prior``
+        without skipping (``eval/hex_prior.pyx`` says why)."""
         cdef Node* nd = &self.nodes[idx]
+        cdef Child* ch
+        cdef size_t need
         cdef bint ok
+        cdef int i
         nd.known |= KNOWN_POLICY
         if nd.first < 0:
             return
+        ch = self.children + nd.first
+        need = self.policy.c_scratch_floats()
+        if need > self.net_scratch_floats:
+            free(self.net_scratch)
+            self.net_scratch = <float*>malloc(need * sizeof(float))
+            self.net_scratch_floats = need if self.net_scratch != NULL else 0
         self._pos_down(depth)
-        ok = self.policy.c_prior(self.pos, self.probs)
+        ok = self.policy.c_prior(self.pos, self.probs, self.net_scratch)
         self._pos_up(depth)
-        if ok:
-            policy_factor(self.children + nd.first, nd.count, self.probs, self.policy_weight,
-                          self.prune_ratio, self.ncells)
+        if not ok:
+            return
+        for i in range(nd.count):
+            if ch[i].move < self.ncells:
+                # a floor, lest a cell the network rules out lose every chance of a search
+                self.factor[ch[i].move] = (self.probs[ch[i].move] + 1e-4) ** self.policy_weight
+        scale_prior(ch, nd.count, self.factor, self.prune_ratio, self.ncells, False)
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first
