@@ -13,6 +13,7 @@ depth_add         gain * max(P - p + 1, 1)               linear  P + 1    all
 depth_mul         gain * (P + 1) / p                     linear  P + 1    all
 presence          (gain + d / 2) / 1.5                   linear  1        einstein, dicechess
 score             (gain + m / 2) / 1.5                   linear  1        dicechess
+mobility          M0 / M1 (0 wins), -M1 / M0 (1 wins)    linear  1        all
 ================  =====================================  ======  =======  ================
 
 ``p`` is the ply of the terminal state, ``P`` the game's maximum length
@@ -27,16 +28,23 @@ chess's material balance (pawn 1, knight 3, bishop 3, rook 5, queen 9, over 39).
 presence and score values keep the sign of the result (a win lies in [1/3, 1], a loss in
 [-1, -1/3], a draw in [-1/3, 1/3]) and rank wins by what is left on the board.
 
+``Mi`` is the mean number of actions player i had on its turns since the start of the
+game (the paper's cumulative mobility; in the dice games, the moves the die rolled
+allowed, set-ups and die outcomes are nobody's turn). The states keep the counts along
+every line (GameState.track_mobility, updated by the kernels' apply and undo), so no line
+is replayed. A mean is taken as at least 1, so the values lie within +-max_actions; the
+network learns them unscaled. In Hex the means follow from the game's length alone (the
+empty cells at each turn): with N cells (no swap), a first player's win is worth exactly
+1 and a second player's win after k moves of each -(N - k) / (N - k + 1), a faint
+depth heuristic for one side only; the paper leaves it out of Hex as of no interest.
+
 Every heuristic is computed by one function, terminal.pxd's ``terminal_value``: the
 searches value terminal states with it, and the learning targets read it through
 terminal.pyx, so what a search backs up is what the network learns.
 
 Not applicable, so refused: presence and score in Hex (stones never leave the board and
-there is no score; Hex's "mobility", the empty cells at the end, *is* the depth
-heuristic), score in EinStein (no score beyond the cubes). Cumulative mobility (the
-paper's mean number of moves available to each side along the game) is not offered: it
-needs the move counts of every ply of a line, which neither the search tree nor the game
-state keeps.
+there is no score; the empty cells left at the end are what the depth heuristics
+count), score in EinStein (no score beyond the cubes).
 """
 
 from __future__ import annotations
@@ -52,8 +60,8 @@ DEPTH_KINDS: tuple[str, ...] = ("depth_add", "depth_mul")
 
 # Which heuristics a game has, by registry name.
 APPLICABLE: dict[str, tuple[str, ...]] = {
-    "hex": ("gain", *DEPTH_KINDS),
-    "einstein": ("gain", *DEPTH_KINDS, "presence"),
+    "hex": ("gain", *DEPTH_KINDS, "mobility"),
+    "einstein": ("gain", *DEPTH_KINDS, "presence", "mobility"),
     "dicechess": ALL_KINDS,
 }
 
@@ -66,6 +74,7 @@ class Reinforcement:
     name: str
     game: str            # registry name
     max_plies: int       # P of the depth heuristics
+    max_actions: int = 1  # the game's bound on the actions of a node (mobility's bound)
 
     def __post_init__(self) -> None:
         if self.name not in ALL_KINDS:
@@ -95,7 +104,8 @@ class Reinforcement:
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return (-self.scale, self.scale)
+        top = float(max(self.max_actions, 1)) if self.name == "mobility" else self.scale
+        return (-top, top)
 
     def terminal(self, state: GameState) -> float:
         """f_t(state) of a terminal state, player 0's view, value units."""
@@ -110,4 +120,5 @@ def game_max_plies(state: GameState, override: int = 0) -> int:
 def reinforcement_for(state: GameState, name: str, max_plies: int = 0) -> Reinforcement:
     """The heuristic ``name`` for a state's game (ValueError if it does not apply)."""
     game = getattr(state.game, "name", "")
-    return Reinforcement(name, str(game), game_max_plies(state, max_plies))
+    return Reinforcement(name, str(game), game_max_plies(state, max_plies),
+                         int(state.max_actions))

@@ -182,6 +182,13 @@ def test_reinforcement_heuristics_values_and_applicability() -> None:
     diff = ewn.cubes_left(0) - ewn.cubes_left(1)  # type: ignore[attr-defined]
     assert presence == pytest.approx((gain + 0.5 * diff / 6) / 1.5)
     assert math.isfinite(presence)
+    # cumulative mobility applies to every game, learned unscaled within +-max_actions
+    mobility = reinforcement_for(ewn, "mobility")
+    assert mobility.scale == 1.0 and mobility.output == "linear"
+    assert mobility.bounds == (-ewn.max_actions, ewn.max_actions)
+    assert abs(mobility.terminal(ewn)) <= ewn.max_actions
+    assert math.copysign(1.0, mobility.terminal(ewn)) == gain
+    assert reinforcement_for(hex4, "mobility").terminal(hex4) == 1.0   # player 0's win
 
 
 @pytest.mark.parametrize("search", ["descent", "ubfm"])

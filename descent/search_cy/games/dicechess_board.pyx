@@ -15,6 +15,7 @@ from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memcpy, memset
 
 from descent.search_cy.games.dicechess_types cimport PAWN, ROOK, KING
+from descent.search_cy.games.state cimport mobility_copy, mobility_count, mobility_restart
 from descent.search_cy.games.zobrist cimport fill_keys
 
 cdef uint64_t FILE_A = 0x0101010101010101
@@ -236,6 +237,7 @@ cdef class DiceChessBoard(GameState):
         self.die = die
         self.nundo = 0
         self._ply = 0
+        mobility_restart(self)
         self.key = self.c_full_hash()
         self.reps[0] = self.key ^ DIE_KEYS[die]
         self.nreps = 1
@@ -268,9 +270,12 @@ cdef class DiceChessBoard(GameState):
         s.nundo = self.nundo
         s.nreps = self.nreps
         s._ply = self._ply
+        mobility_copy(self, s)
 
     # ---- make / unmake (the kernel interface's half that changes the position) ----
     cdef void c_apply(self, int action) noexcept nogil:
+        if self._mob_on and self.die != 0:
+            mobility_count(self, 1)      # a move (a die outcome is nobody's turn)
         if self.nundo == self.cap_undo:
             self._grow()
         cdef DCUndo* rec = &self.undo[self.nundo]
@@ -301,6 +306,8 @@ cdef class DiceChessBoard(GameState):
             return
         self._ply -= 1
         _unmake(self, rec)
+        if self._mob_on:
+            mobility_count(self, -1)
 
     cdef uint64_t c_hash(self) noexcept nogil:
         return self.key

@@ -40,7 +40,9 @@ from libc.math cimport NAN
 from libc.stdint cimport uint64_t, int8_t, int16_t
 from libc.string cimport memcpy, memset
 
-from descent.search_cy.games.state cimport GameState, CHANCE, TERMINAL, encode_features
+from descent.search_cy.games.state cimport (GameState, CHANCE, TERMINAL, encode_features,
+                                            mobility_copy, mobility_count,
+                                            mobility_restart)
 from descent.search_cy.games.zobrist cimport fill_keys
 
 from descent.search_cy.games.state import IllegalActionError, NotationError
@@ -325,6 +327,7 @@ cdef class EinsteinState(GameState):
         self.winner = -1
         self.nhist = 0
         self._ply = 0
+        mobility_restart(self)
         self.key = PHASE_KEYS[PH_SETUP_RED]
 
     # Fixed-size arrays live inside the object (the sizes are compile-time bounds), so
@@ -450,6 +453,8 @@ cdef class EinsteinState(GameState):
         cdef int h = self.nhist
         cdef int s = self.side
         cdef int frm, d, to, code, mover
+        if self._mob_on and self.phase == PH_MOVE:
+            mobility_count(self, 1)      # moves only: a set-up is not a turn's choice of move
         self.hist_action[h] = action
         self.hist_phase[h] = self.phase
         self.hist_side[h] = s
@@ -519,6 +524,8 @@ cdef class EinsteinState(GameState):
             if self.setup_mode != SETUP_RANDOM:
                 self._ply -= 1
         self._set_meta(ph, s, self.hist_die[h])
+        if self._mob_on and ph == PH_MOVE:
+            mobility_count(self, -1)
 
     cdef uint64_t c_hash(self) noexcept nogil:
         return self.key
@@ -616,6 +623,7 @@ cdef class EinsteinState(GameState):
         s.key = self.key
         s._ply = self._ply
         s.nhist = self.nhist
+        mobility_copy(self, s)
         memcpy(s.hist_action, self.hist_action, self.nhist * sizeof(int))
         memcpy(s.hist_captured, self.hist_captured, self.nhist * sizeof(int8_t))
         memcpy(s.hist_phase, self.hist_phase, self.nhist * sizeof(int8_t))
@@ -804,6 +812,7 @@ cdef class EinsteinState(GameState):
             self.winner = 0 if red_wins else 1
         self.nhist = 0
         self._ply = 0
+        mobility_restart(self)
 
     def __str__(self) -> str:
         lines = ["    a  b  c  d  e"]

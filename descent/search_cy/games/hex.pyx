@@ -9,7 +9,8 @@ from libc.stdint cimport uint64_t, int8_t, int16_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
-from descent.search_cy.games.state cimport GameState, CHANCE, TERMINAL
+from descent.search_cy.games.state cimport (GameState, CHANCE, TERMINAL, mobility_copy,
+                                            mobility_count, mobility_restart)
 from descent.search_cy.games.zobrist cimport fill_keys
 
 from descent.search_cy.games.state import IllegalActionError, NotationError
@@ -84,6 +85,7 @@ cdef class HexState(GameState):
         self.log_size = 0
         self.nhist = 0
         self._ply = 0
+        mobility_restart(self)
         self.side = 0
         self.winner = -1
         self.key = 0
@@ -212,6 +214,8 @@ cdef class HexState(GameState):
 
     cdef void c_apply(self, int action) noexcept nogil:
         cdef int first, r, c
+        if self._mob_on and action != self.ncells + 1:
+            mobility_count(self, 1)
         self.hist_action[self.nhist] = action
         self.hist_log[self.nhist] = self.log_size
         self.nhist += 1
@@ -248,6 +252,8 @@ cdef class HexState(GameState):
             self._place(first, 0)
         else:
             self._unplace(action, self.hist_log[self.nhist], self.hist_epos[self.nhist])
+        if self._mob_on:
+            mobility_count(self, -1)
 
     cdef uint64_t c_hash(self) noexcept nogil:
         return self.key
@@ -332,6 +338,7 @@ cdef class HexState(GameState):
         s.log_size = self.log_size
         s.nhist = self.nhist
         s._ply = self._ply
+        mobility_copy(self, s)
         s.side = self.side
         s.winner = self.winner
         s.key = self.key

@@ -251,6 +251,39 @@ cdef class GameState:
     def __copy__(self):
         return self.c_clone()
 
+    def track_mobility(self) -> None:
+        """Keep each player's turns and the actions available on them from here on, for
+        the cumulative mobility heuristic (search/terminal.pxd); the counts since the
+        start of the history are found once, by taking the history back on a copy and
+        playing it again. Clones inherit the counts and the tracking. A no-op when the
+        state already tracks them; ValueError for a game whose nodes have more than
+        MOBILITY_MAX_ACTIONS actions."""
+        cdef GameState replay
+        cdef int a
+        if self._mob_on:
+            return
+        if self.max_actions > MOBILITY_MAX_ACTIONS:
+            raise ValueError(f"cumulative mobility counts at most {MOBILITY_MAX_ACTIONS} "
+                             f"actions a node; this game has {self.max_actions}")
+        actions = self.history()
+        replay = self.c_clone()
+        for _ in actions:
+            replay.c_undo()
+        mobility_restart(replay)
+        replay._mob_on = True
+        for a in actions:
+            replay.c_apply(a)
+        mobility_copy(replay, self)
+
+    @property
+    def mobility(self) -> tuple | None:
+        """((turns, actions) of player 0, (turns, actions) of player 1) since the start
+        of the history, or None while the state does not track them (track_mobility)."""
+        if not self._mob_on:
+            return None
+        return ((self._mob_turns[0], self._mob_actions[0]),
+                (self._mob_turns[1], self._mob_actions[1]))
+
     # ---- per-game Python API, overridden by each kernel ----
     def history(self) -> list:
         """Actions applied since the initial state, chance outcomes included."""

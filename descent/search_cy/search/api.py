@@ -40,7 +40,7 @@ class SearchParams:
     completion: bool = True      # best-first: order children by (completion, value)
     resolution_stop: bool = True  # best-first: stop once the root is solved
     terminal: str = "gain"       # terminal evaluation (terminal.pxd): gain | depth_add |
-    #                              depth_mul | presence | score
+    #                              depth_mul | presence | score | mobility
     max_plies: int = 0           # P of the depth heuristics (0: the game's own bound)
     keep_tree: bool = True       # reuse the table from the previous run (same game)
     star: int = 2                # expectiminimax at chance nodes: 0 plain, 1 Star1, 2 Star2

@@ -80,6 +80,7 @@ from descent.search_cy.search.tree cimport TreeTable, Node, Child
 
 from descent.search_cy.search._worker import fixed_outcome  # noqa: F401  (its home before)
 from descent.search_cy.search.api import TERMINAL_KINDS
+from descent.search_cy.search.terminal import prepare as prepare_terminal
 from descent.search_cy.search.gather import BatchGatherer
 from descent.search_cy.search.result import SearchResult
 
@@ -214,6 +215,7 @@ cdef class BestFirstSearch:
         buffers, sized for the largest expansion met."""
         spec = getattr(state.game, "spec", None)
         cdef int cap = max(state.max_actions, state.max_chance_outcomes, 1)
+        prepare_terminal(state, self.rules.terminal_kind)
         if self.table is None or spec != self.game_spec:
             self.table = TreeTable(self.params.hash_mb)
             self.game_spec = spec

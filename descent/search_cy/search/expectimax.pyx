@@ -54,12 +54,14 @@ from libc.math cimport INFINITY
 from descent.search_cy.games.state cimport GameState, CHANCE
 from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.search.stopper cimport Stopper, STOP_DEPTH, STOP_RESOLVED
-from descent.search_cy.search.terminal cimport TERMINAL_DEPTH_ADD, TERMINAL_DEPTH_MUL
+from descent.search_cy.search.terminal cimport (TERMINAL_DEPTH_ADD, TERMINAL_DEPTH_MUL,
+                                                terminal_bound)
 from descent.search_cy.search.ttable cimport TranspositionTable, TTEntry, TT_EXACT
 from descent.search_cy.search._expectimax_nodes cimport (
     ExpectiNodes, HIST_SIZE, POLL_EVERY, node_key, count_node, extreme)
 
 from descent.search_cy.search.api import TERMINAL_KINDS, SearchParams
+from descent.search_cy.search.terminal import prepare as prepare_terminal
 from descent.search_cy.search.rminimax import full_width_tree
 
 # Rminimax (rminimax_policy): the full-width tree's depth in player plies, and its size
@@ -303,7 +305,8 @@ cdef class Expectiminimax(ExpectiNodes):
             self.next_poll = self.max_nodes
         self.max_plies = float(params.max_plies or state.game.max_game_length)
         depth_kind = self.kind == TERMINAL_DEPTH_ADD or self.kind == TERMINAL_DEPTH_MUL
-        top = self.max_plies + 1.0 if depth_kind else 1.0
+        prepare_terminal(state, self.kind)
+        top = terminal_bound(state, self.kind, self.max_plies)
         self.L = min(self.evaluator.lo, -top)
         self.U = max(self.evaluator.hi, top)
         self.eps = 1e-9 * (self.U - self.L)

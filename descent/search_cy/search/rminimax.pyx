@@ -45,6 +45,8 @@ from descent.search_cy.search.tree cimport TreeTable, Node
 
 import numpy as np
 
+from descent.search_cy.search.terminal import prepare as prepare_terminal
+
 RANDOMISED = 0
 OPPONENT = 1
 CHANCE = 2
@@ -346,7 +348,7 @@ def full_width_tree(GameState root, Evaluator evaluator, int depth, *, int termi
                     long long max_nodes=2_000_000) -> TreeBuilder:
     """The full-width tree of ``root`` to ``depth`` player plies (chance nodes consume
     none), as expectiminimax sees it: terminal states valued by ``terminal_value`` (kind
-    ``terminal``: 0 gain, 1 additive depth, 2 multiplicative depth), the states at the
+    ``terminal``, terminal.pxd's TerminalKind), the states at the
     depth by ``evaluator``; values in the root player's view, divided by ``scale``.
     None when the tree would pass ``max_nodes`` nodes. Blocks."""
     cdef TreeBuilder b = TreeBuilder()
@@ -364,6 +366,7 @@ def full_width_tree(GameState root, Evaluator evaluator, int depth, *, int termi
     sv = (1.0 if player == 0 else -1.0) / scale
     if max_plies <= 0:
         max_plies = float(root.game.max_game_length)
+    prepare_terminal(root, terminal)
     s = root.c_clone()
     if _full_width(b, s, evaluator, depth, 0, player, sv, terminal, max_plies,
                    max_nodes) < 0:

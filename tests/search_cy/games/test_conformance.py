@@ -247,3 +247,46 @@ def test_history_length_counts_what_undo_can_take_back(spec: str) -> None:
     for _ in range(state.history_length):
         state.undo()
     assert state.history_length == 0
+
+
+def _is_turn(state: GameState) -> bool:
+    """Whether the node is a turn for cumulative mobility: a player chooses a move (an
+    EinStein set-up is not one)."""
+    if state.current_player() not in (0, 1):
+        return False
+    return getattr(state, "phase_name", "move") != "setup"
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_mobility_counts_follow_apply_undo_and_clone(spec: str) -> None:
+    # the kernels' counts against the turns and legal moves a Python replay sees
+    game = make_game(spec)
+    rng = random.Random(11)
+    for _ in range(1 if long_games(spec) else 4):
+        state = game.new_initial_state()
+        assert state.mobility is None
+        state.track_mobility()
+        counts = [[0, 0], [0, 0]]
+        seen = [((0, 0), (0, 0))]
+        while not state.is_terminal() and len(seen) < 400:
+            if _is_turn(state):
+                p = state.current_player()
+                counts[p][0] += 1
+                counts[p][1] += len(state.legal_actions())
+            state.apply_action(random_action(state, rng))
+            seen.append(((counts[0][0], counts[0][1]), (counts[1][0], counts[1][1])))
+            assert state.mobility == seen[-1]
+        # a state that starts tracking late finds the same counts from its history
+        late = game.new_initial_state()
+        for action in state.history():
+            late.apply_action(action)
+        assert late.mobility is None
+        late.track_mobility()
+        assert late.mobility == state.mobility
+        copy = state.clone()
+        assert copy.mobility == state.mobility
+        while seen:
+            assert state.mobility == seen.pop()
+            if state.history_length:
+                state.undo()
+        assert copy.mobility == late.mobility      # the clone kept its own counts

@@ -37,6 +37,17 @@ def terminal_target(state: GameState, kind: str, max_plies: int) -> float:
         return gain
     if kind == "depth_add":
         return gain * max(max_plies - state.ply + 1.0, 1.0)
+    if kind == "mobility":
+        # each player's mean of legal moves over its turns, replayed from the start
+        replay = state.game.new_initial_state()
+        turns, moves = [0, 0], [0, 0]
+        for action in state.history():
+            if replay.current_player() in (0, 1):
+                turns[replay.current_player()] += 1
+                moves[replay.current_player()] += len(replay.legal_actions())
+            replay.apply_action(action)
+        mean = [max(moves[p] / turns[p], 1.0) if turns[p] else 1.0 for p in (0, 1)]
+        return mean[0] / mean[1] if gain > 0 else -mean[1] / mean[0]
     return gain * (max_plies + 1.0) / max(state.ply, 1)
 
 

@@ -68,11 +68,11 @@ def test_bad_calls_are_refused() -> None:
     with pytest.raises(ValueError, match="not terminal"):
         value(state, "gain", 16)
     with pytest.raises(ValueError, match="unknown terminal kind"):
-        value(hex4_black_wins_at_ply_7(), "mobility", 16)
-    assert KINDS == ("gain", "depth_add", "depth_mul", "presence", "score")
+        value(hex4_black_wins_at_ply_7(), "moves", 16)
+    assert KINDS == ("gain", "depth_add", "depth_mul", "presence", "score", "mobility")
 
 
-@pytest.mark.parametrize("kind", ["presence", "score"])
+@pytest.mark.parametrize("kind", ["presence", "score", "mobility"])
 def test_the_searches_value_terminal_states_with_the_heuristic(kind: str) -> None:
     # White to move takes the king at once: the root's value is the heuristic's own
     state = make_game("dicechess").state_from_text("7k/8/8/8/8/8/4K3/q6R w - - 0 1 R")
@@ -84,3 +84,44 @@ def test_the_searches_value_terminal_states_with_the_heuristic(kind: str) -> Non
         after.apply_move("h1h8")
         assert result.action == state.string_to_action("h1h8")
         assert result.value == pytest.approx(value(after, kind, 1000))
+
+
+def test_cumulative_mobility_on_hex() -> None:
+    # 4x4 Hex without swap: 16 cells, so Black (player 0) had 16, 14, 12, 10 moves on its
+    # four turns and White 15, 13, 11 on its three: a first player's win is worth 1
+    win = hex4_black_wins_at_ply_7()
+    assert win.mobility is None                    # value() counts them from the history
+    assert value(win, "mobility", 16) == 1.0
+    assert win.mobility == ((4, 52), (3, 39))
+    # White wins on its fourth move: -M1 / M0 = -12 / 13 (White 15..9, Black 16..10)
+    loss = hex4_white_wins_at_ply_8()
+    assert value(loss, "mobility", 16) == pytest.approx(-12 / 13)
+    # under the swap rule White's first turn has one move more (the swap)
+    swap = make_game("hex(size=4,swap=true)").new_initial_state()
+    for action in (0, 1, 4, 5, 8, 9, 12):
+        swap.apply_action(action)
+    assert value(swap, "mobility", 16) == pytest.approx(13 / (40 / 3))
+
+
+def test_cumulative_mobility_on_dice_chess() -> None:
+    # from a set position the history, and so the counts, start there: White's one turn
+    # had the rook's moves for the die rolled, Black has had none (its mean is taken as 1)
+    state = make_game("dicechess").state_from_text("7k/8/8/8/8/8/4K3/q6R w - - 0 1 R")
+    state.track_mobility()
+    rook_moves = len(state.legal_actions())
+    state.apply_move("h1h8")
+    assert state.mobility == ((1, rook_moves), (0, 0))
+    assert value(state, "mobility", 1000) == pytest.approx(rook_moves)
+
+
+def test_cumulative_mobility_on_einstein() -> None:
+    # set-ups and die rolls are nobody's turn: only the moves count
+    state = make_game("einstein").new_initial_state()
+    state.track_mobility()
+    while state.phase_name != "move":
+        state.apply_action(state.chance_outcomes()[0][0] if state.is_chance_node()
+                           else state.legal_actions()[0])
+    assert state.mobility == ((0, 0), (0, 0))
+    mover, n = state.current_player(), len(state.legal_actions())
+    state.apply_action(state.legal_actions()[0])
+    assert state.mobility[mover] == (1, n) and state.mobility[1 - mover] == (0, 0)
