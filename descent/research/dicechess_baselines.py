@@ -11,11 +11,14 @@ over the study's kind of 37-feature linear evaluation.
   any squashing.
 - ``study``: the study's strongest agent's method (Expecti-300: the same two plies, the
   leaves valued by a 37-feature linear evaluation whose weights were the mean of 300
-  genetic-algorithm chromosomes). The study's own feature list is not at hand, so the
-  features are the classical ones of ``DiceChessFeatureEvaluator`` (the heuristic
-  ``features``), with the weights the mean of the final population of 300 chromosomes of
-  ``descent tune --method genetic`` (docs/results/papers.md, the dice-chess study): the study's
-  method, our features; it keeps the name "study-style".
+  winning chromosomes of a genetic algorithm). The study names its features by group
+  only; ``DiceChessFeatureEvaluator`` (the heuristic ``features``) has features in each
+  group, and its shipped weights are the mean of the last 300 generations' winners of
+  ``descent tune --method genetic`` run with the study's settings (docs/results/papers.md,
+  the dice-chess study). ``--player-weights`` and ``--baseline-weights`` set other
+  weights (the Expecti-50 and Expecti-150 means of the same run, say), as
+  ``name=value,...`` or ``FILE.json:key.key`` (a tune run's result.json, e.g.
+  ``ga/result.json:winner_means.50``).
 
 Matches are in process, in pairs with the colours reversed and the same dice
 (train.evaluation):
@@ -27,13 +30,15 @@ Matches are in process, in pairs with the colours reversed and the same dice
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator
-from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.eval.heuristics import heuristic_for, parse_weights
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.state import GameState
 from descent.search_cy.search.api import SearchParams
@@ -74,13 +79,32 @@ def material_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
                         "expectiminimax", params, nodes=1 << 62)
 
 
-def study_player(prototype: GameState, depth: int = 2) -> SearchPlayer:
+def load_weights(text: str) -> dict[str, float]:
+    """Weights as ``name=value,...``, or ``FILE.json:key.key``: the mapping at that key
+    path of a JSON file (``ga/result.json:winner_means.50``); {} for ""."""
+    path, sep, keys = text.partition(":")
+    if not (sep and path.endswith(".json")):
+        return parse_weights(text)
+    node = json.loads(Path(path).read_text(encoding="utf-8"))
+    for key in keys.split(".") if keys else []:
+        if not isinstance(node, dict) or key not in node:
+            raise ValueError(f"{path}: no key {key!r} on the path {keys!r}")
+        node = node[key]
+    if not isinstance(node, dict):
+        raise ValueError(f"{path}:{keys} is not a mapping of weights")
+    return {str(k): float(v) for k, v in node.items()}
+
+
+def study_player(prototype: GameState, depth: int = 2,
+                 weights: dict[str, float] | None = None) -> SearchPlayer:
     """The study-style agent: expectiminimax to ``depth`` player plies over the
-    37-feature linear evaluation with its shipped (genetic-algorithm mean) weights."""
+    37-feature linear evaluation, with its shipped (genetic-algorithm mean) weights or
+    ``weights`` over them."""
     if prototype.game.name != GAME:
         raise ValueError(f"the study agent is for dice chess, not {prototype.game.name}")
     params = SearchParams(max_depth=depth, keep_tree=False, hash_mb=16)
-    return SearchPlayer(f"study-depth{depth}", heuristic_for(prototype, "features"),
+    return SearchPlayer(f"study-depth{depth}",
+                        heuristic_for(prototype, "features", weights or {}),
                         "expectiminimax", params, nodes=1 << 62)
 
 
@@ -94,6 +118,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="the player measured: the network, or the C heuristic")
     parser.add_argument("--heuristic", default=None,
                         help="with --player heuristic: its name (default: the game's)")
+    parser.add_argument("--player-weights", default="",
+                        help="with --player heuristic: weights over its defaults, "
+                             "name=value,... or FILE.json:key.key")
+    parser.add_argument("--baseline-weights", default="",
+                        help="with --baseline study: weights over the shipped ones, "
+                             "name=value,... or FILE.json:key.key")
     parser.add_argument("--search", default="expectiminimax",
                         help="the measured player's search (expectiminimax, ubfms, ...)")
     parser.add_argument("--tc", type=float, default=0.1, help="its seconds a move")
@@ -113,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     prototype = game.new_initial_state()
     evaluator: Evaluator
     if args.player == "model":
+        if args.player_weights:
+            parser.error("--player-weights is for --player heuristic")
         if not args.model:
             parser.error("--model is required with --player model")
         from descent.nets.evaluator import network_evaluator
@@ -120,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         evaluator = network_evaluator(args.model, prototype, backend=args.backend)
         name = "network"
     else:
-        evaluator = heuristic_for(prototype, args.heuristic)
+        evaluator = heuristic_for(prototype, args.heuristic,
+                                  load_weights(args.player_weights))
         name = "heuristic" if args.heuristic is None else f"heuristic {args.heuristic}"
     if args.player_depth > 0:
         # a fixed depth: as the baselines search, so equal depths compare evaluations
@@ -131,7 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         player = SearchPlayer(name, evaluator, args.search, SearchParams(hash_mb=64),
                               seconds=args.tc)
         budget = f"{args.tc:g} s a move"
-    baseline = BASELINES[args.baseline](prototype, args.depth)
+    if args.baseline_weights:
+        if args.baseline != "study":
+            parser.error("--baseline-weights is for --baseline study")
+        baseline = study_player(prototype, args.depth, load_weights(args.baseline_weights))
+    else:
+        baseline = BASELINES[args.baseline](prototype, args.depth)
 
     from tqdm import tqdm
 

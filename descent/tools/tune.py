@@ -41,7 +41,7 @@ from descent.search_cy.eval.heuristics import format_weights, heuristic_for
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.search.api import SearchParams
 from descent.tools.stats import fmt_elo, summarize
-from descent.tools.tuners import METHODS, Param, tune
+from descent.tools.tuners import CROSSOVERS, METHODS, SELECTIONS, Param, tune
 from descent.train.evaluation import MatchStats, SearchPlayer, paired_matches
 
 
@@ -113,9 +113,35 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "game's default)")
     p.add_argument("--method", choices=METHODS, default="spsa")
     p.add_argument("--population", type=int, default=12,
-                   help="genetic: chromosomes (the dice-chess study used 300)")
+                   help="genetic: chromosomes (the dice-chess study: 20)")
     p.add_argument("--rounds", type=int, default=2,
-                   help="genetic: matches each chromosome starts a generation")
+                   help="genetic: matches each chromosome starts a generation against "
+                        "random others (0: every pair plays once, the study's round robin)")
+    p.add_argument("--elite", type=int, default=2,
+                   help="genetic: the best kept unchanged (the study: 5 of 20)")
+    p.add_argument("--selection", choices=SELECTIONS, default="tournament",
+                   help="genetic: parents by tournaments of two, or drawn from the best "
+                        "--parents (the study: truncation, 10 of 20)")
+    p.add_argument("--parents", type=int, default=0,
+                   help="genetic, truncation: how many of the best are parents "
+                        "(default: half the population)")
+    p.add_argument("--crossover", choices=CROSSOVERS, default="blend",
+                   help="genetic: each gene a random mix, or one cut point (the study)")
+    p.add_argument("--crossover-point", type=float, default=0.5,
+                   help="genetic, point: the share of genes from the first parent "
+                        "(the study: 0.5, or 0.25 with elitism)")
+    p.add_argument("--mutation", type=float, default=0.5,
+                   help="genetic: a mutation's standard deviation, in steps")
+    p.add_argument("--mutation-rate", type=float, default=1.0,
+                   help="genetic: each gene's chance of a mutation (the study: 0.007)")
+    p.add_argument("--answer", default="mean",
+                   help="genetic: mean (of the final population), best (its winner, "
+                        "ranked by one more generation of matches) or winners:N (the "
+                        "mean of the last N generations' winners)")
+    p.add_argument("--winner-means", default="",
+                   help="genetic: comma-separated N; result.json also gets the mean of "
+                        "the last N generations' winners for each (the study's "
+                        "Expecti-50/150/300: 50,150,300)")
     p.add_argument("--iterations", type=int, default=200,
                    help="matches (spsa, hill) or generations (genetic)")
     p.add_argument("--games", type=int, default=8, help="games a match (even)")
@@ -144,11 +170,18 @@ def run(args: argparse.Namespace) -> int:
     runner = MatchRunner(game, heuristic, search, args.games, args.nodes, args.depth,
                          args.seed)
     start = {p.name: p.start for p in params}
+    means = [int(x) for x in args.winner_means.split(",") if x.strip()]
+    if means and (args.method != "genetic" or min(means) < 1):
+        raise SystemExit("descent tune: --winner-means takes counts >= 1, with --method "
+                         "genetic")
+    winners: list[dict[str, float]] = []
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
 
     def on_step(step: dict[str, Any]) -> None:
+        if "best" in step:
+            winners.append(step["best"])
         step["games"] = runner.played
         step["seconds"] = round(time.perf_counter() - began, 1)
         if history is not None:
@@ -160,7 +193,11 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         history = None if args.out is None else stack.enter_context(
             open(args.out / "history.jsonl", "w", encoding="utf-8"))
-        options = ({"population": args.population, "rounds": args.rounds}
+        options = ({"population": args.population, "rounds": args.rounds,
+                    "elite": args.elite, "selection": args.selection,
+                    "parents": args.parents, "crossover": args.crossover,
+                    "crossover_point": args.crossover_point, "mutation": args.mutation,
+                    "mutation_rate": args.mutation_rate, "answer": args.answer}
                    if args.method == "genetic" else {})
         tuned = tune(args.method, params, runner, args.iterations, seed=args.seed,
                      on_step=on_step, **options)
@@ -169,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
                               "depth": args.depth, "nodes": args.nodes, "start": start,
                               "tuned": tuned, "games": runner.played,
                               "seconds": round(time.perf_counter() - began, 1)}
+    if means:
+        result["winner_means"] = {
+            str(k): {name: sum(w[name] for w in winners[-k:]) / len(winners[-k:])
+                     for name in start} for k in means}
     if args.verify > 0:
         s = runner.stats(tuned, start, args.verify)
         summary = summarize(s.wins, s.draws, s.losses)

@@ -12,10 +12,15 @@ tuners work on ``x = value / step`` and every parameter moves on the same scale.
 - ``hill`` (the dice-chess study's hill climbing): a neighbour (every weight moved by a
   random fraction of its step, the neighbourhood shrinking as the run goes) plays the
   current weights; it replaces them when it wins the match.
-- ``genetic`` (the dice-chess study's genetic algorithm): a population plays matches
-  against random others; tournament selection, blend crossover and Gaussian mutation,
-  the best kept; the answer is the mean of the final population (the study's agent used
-  the mean of its chromosomes).
+- ``genetic`` (the dice-chess study's genetic algorithm): a population plays matches,
+  against random others or every other once (the study's round robin); parents by
+  tournaments of two or from the best few (the study: two of the best 10 of 20); a child
+  blends two parents or takes a single cut point's genes from each (the study: the cut
+  at 0.5, or 0.25 with 5 elites); Gaussian mutation of every gene or of each with a
+  probability (the study: 0.007); the best kept unchanged. The answer is the mean of
+  the final population, the final population's winner (the study's final selection) or
+  the mean of the last N generations' winners (the study's Expecti-50/150/300 used the
+  mean of 50, 150 and 300 winning chromosomes).
 
 Each tuner calls ``on_step`` after every match with a dict (iteration, weights, result),
 so a caller can write the curve as it grows. Deterministic by ``seed``.
@@ -115,51 +120,118 @@ def hill_climb(params: Sequence[Param], match: Match, iterations: int, *, seed: 
     return _named(params, current)
 
 
+SELECTIONS = ("tournament", "truncation")
+CROSSOVERS = ("blend", "point")
+
+
+def _answer_winners(answer: str) -> int:
+    """0 for "mean" and "best", N for "winners:N"; anything else is refused."""
+    if answer in ("mean", "best"):
+        return 0
+    name, _, count = answer.partition(":")
+    if name == "winners" and count.isdigit() and int(count) > 0:
+        return int(count)
+    raise ValueError(f"genetic: answer is mean, best or winners:N, not {answer!r}")
+
+
 def genetic(params: Sequence[Param], match: Match, generations: int, *, seed: int = 0,
             population: int = 12, rounds: int = 2, mutation: float = 0.5,
-            elite: int = 2, on_step: OnStep | None = None) -> dict[str, float]:
-    """A genetic algorithm; returns the mean of the final population.
+            mutation_rate: float = 1.0, elite: int = 2, selection: str = "tournament",
+            parents: int = 0, crossover: str = "blend", crossover_point: float = 0.5,
+            answer: str = "mean", on_step: OnStep | None = None) -> dict[str, float]:
+    """A genetic algorithm; returns the mean of the final population (``answer="mean"``),
+    its winner (``"best"``: one more generation of matches ranks it, the study's final
+    selection) or the mean of the last N generations' winners (``"winners:N"``).
 
-    Each generation every chromosome plays ``rounds`` matches against random others (its
-    fitness is its mean result); parents are chosen by tournaments of two; a child blends
-    two parents and is mutated by ``mutation`` steps (Gaussian); the ``elite`` best pass
-    unchanged. The first population is the start and random points within the bounds."""
+    Each generation measures every chromosome's fitness, its mean result: each starts
+    ``rounds`` matches against random others, or (``rounds=0``) every pair plays once,
+    the study's round robin. The ``elite`` best pass unchanged; the other children have
+    two parents chosen by ``selection``: ``"tournament"`` (each the better of two drawn
+    at random) or ``"truncation"`` (two different ones drawn from the best ``parents``,
+    default half the population). ``crossover``: ``"blend"`` (each gene a random mix of
+    the two) or ``"point"`` (the first ``crossover_point`` of the genes from one parent,
+    the rest from the other). Each gene then moves by a Gaussian of ``mutation`` steps with
+    probability ``mutation_rate``. The first population is the start and random points
+    within the bounds. ``on_step`` gets each generation's winner as ``best``."""
     rng = np.random.default_rng(seed)
     steps = np.array([p.step for p in params])
     lo = np.array([p.lo for p in params])
     hi = np.array([p.hi for p in params])
-    if population < 2 or not 0 <= elite < population:
-        raise ValueError("genetic: population >= 2 and 0 <= elite < population")
-    pop = rng.uniform(lo, hi, size=(population, len(params)))
-    pop[0] = [p.start for p in params]
-    for g in range(1, generations + 1):
+    n = len(params)
+    pool = parents or population // 2
+    keep = _answer_winners(answer)
+    if population < 2 or not 0 <= elite < population or rounds < 0:
+        raise ValueError("genetic: population >= 2, 0 <= elite < population, rounds >= 0")
+    if selection not in SELECTIONS or (selection == "truncation"
+                                       and not 2 <= pool <= population):
+        raise ValueError(f"genetic: selection is one of {', '.join(SELECTIONS)}, "
+                         f"with 2 <= parents <= population")
+    if crossover not in CROSSOVERS or not 0.0 < crossover_point < 1.0:
+        raise ValueError(f"genetic: crossover is one of {', '.join(CROSSOVERS)}, "
+                         f"with 0 < crossover_point < 1")
+    if not 0.0 <= mutation_rate <= 1.0:
+        raise ValueError("genetic: 0 <= mutation_rate <= 1")
+    cut = min(max(int(round(crossover_point * n)), 1), n - 1) if n > 1 else n
+
+    def fitness_of(pop: np.ndarray) -> np.ndarray:
         fitness = np.zeros(population)
         played = np.zeros(population)
-        for i in range(population):
-            for _ in range(rounds):
-                j = int(rng.integers(population - 1))
-                j += j >= i
-                r = float(match(_named(params, pop[i]), _named(params, pop[j])))
-                fitness[i] += r
-                fitness[j] -= r
-                played[i] += 1
-                played[j] += 1
-        fitness /= np.maximum(played, 1)
+        if rounds == 0:
+            pairs = [(i, j) for i in range(population) for j in range(i + 1, population)]
+        else:
+            pairs = []
+            for i in range(population):
+                for _ in range(rounds):
+                    j = int(rng.integers(population - 1))
+                    pairs.append((i, j + (j >= i)))
+        for i, j in pairs:
+            r = float(match(_named(params, pop[i]), _named(params, pop[j])))
+            fitness[i] += r
+            fitness[j] -= r
+            played[i] += 1
+            played[j] += 1
+        out: np.ndarray = fitness / np.maximum(played, 1)
+        return out
+
+    def two_parents(pop: np.ndarray, fitness: np.ndarray,
+                    order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if selection == "truncation":
+            a, b = rng.choice(pool, size=2, replace=False)
+            return pop[order[a]], pop[order[b]]
+        chosen = []
+        for _ in range(2):
+            x, y = rng.integers(population, size=2)
+            chosen.append(pop[x] if fitness[x] >= fitness[y] else pop[y])
+        return chosen[0], chosen[1]
+
+    pop = rng.uniform(lo, hi, size=(population, n))
+    pop[0] = [p.start for p in params]
+    winners: list[np.ndarray] = []
+    for g in range(1, generations + 1):
+        fitness = fitness_of(pop)
         order = np.argsort(-fitness, kind="stable")
+        winners.append(pop[order[0]].copy())
         children = [pop[i].copy() for i in order[:elite]]
         while len(children) < population:
-            parents = []
-            for _ in range(2):
-                x, y = rng.integers(population, size=2)
-                parents.append(pop[x] if fitness[x] >= fitness[y] else pop[y])
-            mix = rng.uniform(0.0, 1.0, size=len(params))
-            child = mix * parents[0] + (1.0 - mix) * parents[1]
-            child = child + rng.normal(0.0, mutation, size=len(params)) * steps
-            children.append(_clip(params, child))
+            first, second = two_parents(pop, fitness, order)
+            if crossover == "point":
+                child = np.concatenate([first[:cut], second[cut:]])
+            else:
+                mix = rng.uniform(0.0, 1.0, size=n)
+                child = mix * first + (1.0 - mix) * second
+            move = rng.normal(0.0, mutation, size=n) * steps
+            if mutation_rate < 1.0:
+                move *= rng.uniform(0.0, 1.0, size=n) < mutation_rate
+            children.append(_clip(params, child + move))
         pop = np.array(children)
         if on_step is not None:
             on_step({"iteration": g, "result": float(fitness[order[0]]),
+                     "best": _named(params, winners[-1]),
                      "weights": _named(params, pop.mean(axis=0))})
+    if answer == "best":
+        return _named(params, pop[int(np.argmax(fitness_of(pop)))])
+    if keep:
+        return _named(params, np.mean(winners[-keep:], axis=0))
     return _named(params, _clip(params, pop.mean(axis=0)))
 
 

@@ -4,10 +4,14 @@ match from the command line."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from descent.nets.encoding import encode_batch
 from descent.research.dicechess_baselines import (
+    load_weights,
     main,
     material_player,
     material_values,
@@ -61,3 +65,37 @@ def test_a_short_match_from_the_command_line(capsys: pytest.CaptureFixture[str])
                  "--depth", "1", "--games", "4", "--seed", "5"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("heuristic (expectiminimax, depth 1) vs study-depth1:")
+
+
+def test_weights_from_text_or_a_tune_runs_result(tmp_path: Path) -> None:
+    assert load_weights("pawns=120, rook_pair=-3") == {"pawns": 120.0, "rook_pair": -3.0}
+    assert load_weights("") == {}
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps({"tuned": {"pawns": 90},
+                                  "winner_means": {"50": {"pawns": 101.5}}}))
+    assert load_weights(f"{result}:winner_means.50") == {"pawns": 101.5}
+    assert load_weights(f"{result}:tuned") == {"pawns": 90.0}
+    with pytest.raises(ValueError, match="no key '150'"):
+        load_weights(f"{result}:winner_means.150")
+    with pytest.raises(ValueError, match="not a mapping"):
+        load_weights(f"{result}:tuned.pawns")
+    start = make_game("dicechess").new_initial_state()
+    player = study_player(start, 1, {"pawns": 101.5})
+    assert player.runner.evaluator.weights["pawns"] == 101.5  # type: ignore[attr-defined]
+    assert study_player(start, 1).runner.evaluator.weights["pawns"] != 101.5  # type: ignore[attr-defined]
+
+
+def test_weights_on_the_command_line(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps({"winner_means": {"50": {"pawns": 101.5}}}))
+    assert main(["--player", "heuristic", "--heuristic", "features", "--player-weights",
+                 f"{result}:winner_means.50", "--player-depth", "1", "--baseline", "study",
+                 "--baseline-weights", "pawns=80", "--depth", "1", "--games", "2"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("heuristic features (expectiminimax, depth 1) vs study-depth1:")
+    with pytest.raises(SystemExit):
+        main(["--player", "heuristic", "--baseline", "material", "--baseline-weights",
+              "pawns=80", "--games", "2"])
+    with pytest.raises(SystemExit):
+        main(["--model", "x.dnet", "--player-weights", "pawns=80", "--games", "2"])

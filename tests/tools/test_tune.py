@@ -61,6 +61,36 @@ def test_a_genetic_run_on_a_named_heuristic(tmp_path: Path,
     assert engine.evaluator.weights["pawns"] == weights["pawns"]
 
 
+def test_a_genetic_run_with_the_studys_settings(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # round robin, parents from the best half, one cut point, elites, a mutation rate;
+    # the answer the mean of the last 2 generations' winners, result.json the means of
+    # the last 1 and 3
+    config = tmp_path / "features.toml"
+    config.write_text("[weights.pawns]\n[weights.weak_squares]\n[weights.rook_pair]\n",
+                      encoding="utf-8")
+    out = tmp_path / "ga"
+    assert main(["tune", "--game", "dicechess", "--heuristic", "features", "--config",
+                 str(config), "--method", "genetic", "--population", "4", "--rounds", "0",
+                 "--selection", "truncation", "--parents", "2", "--crossover", "point",
+                 "--crossover-point", "0.25", "--elite", "1", "--mutation-rate", "0.5",
+                 "--answer", "winners:2", "--winner-means", "1,3", "--iterations", "3",
+                 "--games", "2", "--depth", "1", "--out", str(out)]) == 0
+    weights = parse_weights(capsys.readouterr().out.strip().splitlines()[-1])
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    result = json.loads((out / "result.json").read_text())
+    # each generation: the 6 pairs of 4 chromosomes play a match of 2 games
+    assert result["games"] == 3 * 6 * 2 and result["tuned"] == weights
+    assert result["winner_means"]["1"] == history[-1]["best"]
+    for name in weights:
+        assert weights[name] == pytest.approx((history[-1]["best"][name]
+                                               + history[-2]["best"][name]) / 2)
+        assert result["winner_means"]["3"][name] == pytest.approx(
+            sum(h["best"][name] for h in history) / 3)
+    with pytest.raises(SystemExit, match="winner-means"):
+        main(["tune", "--game", "dicechess", "--method", "spsa", "--winner-means", "5"])
+
+
 def test_matches_are_paired_and_deterministic() -> None:
     game = make_game("einstein")
     _, params = load_params(game, {})

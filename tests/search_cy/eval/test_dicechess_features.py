@@ -61,13 +61,18 @@ def side_features(board: pychess.Board, colour: bool) -> dict[str, float]:
         if files[x] and not beside:
             f["isolated_pawns"] += files[x]
     for sq in pawns:
-        f["pawn_advance"] += rel(sq) - 1
         blockers = [e for e in enemy_pawns
                     if abs(pychess.square_file(e) - pychess.square_file(sq)) <= 1
                     and rel(e) > rel(sq)]
         if not blockers:
             f["passed_pawns"] += 1
             f["passed_advance"] += rel(sq) - 1
+    # weak squares: on the side's third and fourth ranks, no pawn of its own on a file
+    # beside, behind the square, that could one day attack it
+    f["weak_squares"] = sum(
+        1 for sq in pychess.SQUARES if rel(sq) in (2, 3)
+        and not any(abs(pychess.square_file(p) - pychess.square_file(sq)) == 1
+                    and rel(p) < rel(sq) for p in pawns))
     f["centre_pawns"] = len(pawns & CENTRE4)
     f["pawn_chain"] = len(pawns & att[pychess.PAWN])
     f["knights_centre"] = sum(1 for sq in board.pieces(pychess.KNIGHT, colour)
@@ -83,11 +88,7 @@ def side_features(board: pychess.Board, colour: bool) -> dict[str, float]:
                 f["rooks_open"] += 1
         if rel(sq) == 6:
             f["rooks_seventh"] += 1
-    home = ([pychess.B1, pychess.C1, pychess.F1, pychess.G1] if colour
-            else [pychess.B8, pychess.C8, pychess.F8, pychess.G8])
-    f["undeveloped_minors"] = sum(
-        1 for sq in home if board.piece_type_at(sq) in (pychess.KNIGHT, pychess.BISHOP)
-        and board.color_at(sq) == colour)
+    f["rook_pair"] = float(len(board.pieces(pychess.ROOK, colour)) >= 2)
     king = board.king(colour)
     if king is not None:
         kf = pychess.square_file(king)
@@ -98,7 +99,10 @@ def side_features(board: pychess.Board, colour: bool) -> dict[str, float]:
         f["king_open_files"] = sum(1 for x in range(max(kf - 1, 0), min(kf + 1, 7) + 1)
                                    if not files[x])
         f["king_home"] = float(rel(king) == 0)
-        f["king_centre"] = max(abs(2 * pychess.square_rank(king) - 7), abs(2 * kf - 7)) // 2
+        # squares beside the king that a piece of its own (not the king) attacks
+        f["king_zone_defended"] = sum(
+            1 for sq in pychess.SQUARES if pychess.square_distance(sq, king) == 1
+            and any(t != pychess.KING and sq in att[t] for t in TYPES))
     f["squares_attacked"] = len(mine)
     f["centre_control"] = len(mine & CENTRE4)
     f["enemy_half_control"] = sum(1 for sq in mine if rel(sq) >= 4)
@@ -163,13 +167,15 @@ def test_a_position_worked_by_hand() -> None:
     # 1. e4 e5 2. Nf3, Black to roll. White: Nf3 reaches d4 e5 g5 h4 g1, Nb1 a3 c3
     # (7 moves, Black's knights 5); the queen e2 (Black's d8: e7 f6 g5 h4); Rh1-g1. Nf3
     # attacks the undefended e5 pawn; the centre d4 e5 d5 for White, d4 for Black; every
-    # White type can move, Black's rook cannot.
+    # White type can move, Black's rook cannot. Beside White's king, pieces attack d2 (Qd1,
+    # Bc1, Nb1, Nf3), e2 (Qd1, Bf1) and f1 (Rh1), beside Black's d7 and e7: +1. Both
+    # sides' pawns can reach every square of their third and fourth ranks: no weak square.
     state = chess("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2")
     evaluator = DiceChessFeatureEvaluator()
     got = dict(zip(FEATURE_NAMES, evaluator.features(state), strict=True))
     assert {k: v for k, v in got.items() if v} == {
         "knight_moves": 2.0, "rook_moves": 1.0, "queen_moves": -3.0, "knights_centre": 1.0,
-        "undeveloped_minors": -1.0, "squares_attacked": 2.0, "centre_control": 2.0,
+        "king_zone_defended": 1.0, "squares_attacked": 2.0, "centre_control": 2.0,
         "enemy_half_control": 1.0, "pieces_attacked": -1.0, "hanging_material": -1.0,
         "movable_types": 1.0, "best_capture": 1.0}
     weights = evaluator.weights
@@ -177,6 +183,17 @@ def test_a_position_worked_by_hand() -> None:
     assert value(evaluator, state) == pytest.approx(math.tanh(score / 1000.0), abs=1e-12)
     assert value(evaluator, chess("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")) \
         == 0.0
+
+
+def test_weak_squares_rook_pair_and_king_defenders_by_hand() -> None:
+    # White's pawns a2 b2 f2 g2 h2: no pawn on c or e can ever guard d3 or d4 (2 weak
+    # squares); Black's full pawn row guards its third and fourth ranks. Two White rooks
+    # (a pair); beside Ke1 the rook a1 guards d1 and the rook h1 f1: White 2, Black 0.
+    state = chess("4k3/pppppppp/8/8/8/8/PP3PPP/R3K2R w KQ - 0 1")
+    got = dict(zip(FEATURE_NAMES, DiceChessFeatureEvaluator().features(state), strict=True))
+    assert got["weak_squares"] == 2.0
+    assert got["rook_pair"] == 1.0
+    assert got["king_zone_defended"] == 2.0
 
 
 def test_registered_with_a_weight_for_each_feature() -> None:
