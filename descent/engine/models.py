@@ -37,13 +37,19 @@ def shipped_model(game: Game) -> Path | None:
     return packaged_file("shipped", f"{model_file_name(game)}.dnet")
 
 
+# The shipped move-policy network of each Hex board size: a file under
+# nets/shipped/policy/, named for the size it was trained at. A policy network is fully
+# convolutional, so one file may serve several sizes; a size is listed only where the
+# network was measured to make ``rave`` stronger there (docs/results/hex.md).
+SHIPPED_POLICIES: dict[int, str] = {11: "hex-size11.dnet"}
+
+
 def shipped_policy(game: Game) -> Path | None:
-    """The shipped move-policy network for this Hex board size, if one is packaged:
-    ``nets/shipped/policy/hex-size<N>.dnet`` (a policy reads stones only: the swap rule
-    does not change it)."""
-    if game.name != "hex":
+    """The shipped move-policy network for this Hex board size (SHIPPED_POLICIES), if
+    any (a policy reads stones only: the swap rule does not change it)."""
+    if game.name != "hex" or game.params["size"] not in SHIPPED_POLICIES:
         return None
-    return packaged_file("shipped", "policy", f"hex-size{game.params['size']}.dnet")
+    return packaged_file("shipped", "policy", SHIPPED_POLICIES[game.params["size"]])
 
 
 def resolve_policy(setting: str, game: Game) -> Path | None:

@@ -3,6 +3,10 @@
 
     policy = load_policy("data/runs/hex11-policy/model.dnet", "hex(size=11)")
     prior = policy.probabilities(state)        # the softmax over the empty cells
+
+A policy network is fully convolutional (3x3 convolutions and a 1x1 head over the board
+with its border, no layer that knows the board's size), so the network trained on one
+board size reads any other: ``load_policy`` builds the evaluator for the game's size.
 """
 
 from __future__ import annotations
@@ -11,13 +15,14 @@ import os
 
 from descent.nets.modelfile import LoadedModel, ModelFileError, as_model
 from descent.search_cy.eval.hex_policy import HexPolicy
-from descent.search_cy.games.registry import Game
+from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.games.state import GameState
 
 
-def policy_from_model(model: LoadedModel) -> HexPolicy:
-    """The C evaluator of a Hex policy model; a value network or another game's model is
-    a ModelFileError naming it."""
+def policy_from_model(model: LoadedModel, size: int = 0) -> HexPolicy:
+    """The C evaluator of a Hex policy model for ``size`` x ``size`` boards (0: the board
+    size it was saved for); a value network or another game's model is a ModelFileError
+    naming it."""
     if model.arch.output != "policy":
         raise ModelFileError(f"{model.name}: a value network ({model.arch.output} output), "
                              "not a move-policy network")
@@ -30,12 +35,22 @@ def policy_from_model(model: LoadedModel) -> HexPolicy:
     else:
         names = [f"convs.{i}" for i in range(model.arch.convs)]
     convs = [(w[f"{name}.weight"], w[f"{name}.bias"]) for name in names]
-    return HexPolicy(model.input_shape[1] - 2, convs, w["head.weight"],
+    return HexPolicy(size or model.input_shape[1] - 2, convs, w["head.weight"],
                      float(w["head.bias"][0]), residual=model.arch.family == "resnet")
 
 
 def load_policy(model: LoadedModel | str | os.PathLike[str],
                 game: Game | GameState | str | None = None) -> HexPolicy:
-    """The C evaluator of the policy model file (or loaded model) ``model``, checked
-    against ``game`` when given."""
-    return policy_from_model(as_model(model, game))
+    """The C evaluator of the policy model file (or loaded model) ``model``, for the
+    board size of ``game`` when given (a game other than Hex is a ModelFileError), else
+    for the size it was saved for."""
+    loaded = as_model(model)
+    if game is None:
+        return policy_from_model(loaded)
+    wanted = game.game if isinstance(game, GameState) else game
+    if isinstance(wanted, str):
+        wanted = make_game(wanted)
+    if wanted.name != "hex":
+        raise ModelFileError(f"{loaded.name}: a move-policy network guides Hex only, not "
+                             f"{wanted.name}")
+    return policy_from_model(loaded, int(wanted.params["size"]))

@@ -11,7 +11,8 @@ import pytest
 
 from descent.engine.engine import Engine
 from descent.engine.limits import Limits
-from descent.engine.models import model_file_name, resolve_model, shipped_model
+from descent.engine.models import (SHIPPED_POLICIES, model_file_name, resolve_model,
+                                   shipped_model, shipped_policy)
 from descent.engine.settings import Settings
 from descent.nets.modelfile import load_model, read_metadata
 from descent.search_cy.games.registry import make_game
@@ -61,22 +62,28 @@ def test_package_data_is_named_as_in_the_source_tree(path: Path, tmp_path: Path,
 POLICIES = sorted((SHIPPED_DIR / "policy").glob("*.dnet"))
 
 
-@pytest.mark.parametrize("path", POLICIES, ids=lambda p: p.name)
+def test_every_shipped_policy_serves_a_board_size() -> None:
+    assert sorted(set(SHIPPED_POLICIES.values())) == [p.name for p in POLICIES]
+    # a size no network was measured at has none
+    assert shipped_policy(make_game("hex(size=5)")) is None
+
+
+@pytest.mark.parametrize("size", sorted(SHIPPED_POLICIES))
 def test_a_shipped_policy_is_the_default_of_its_board_size_with_or_without_swap(
-        path: Path) -> None:
-    from descent.engine.models import resolve_policy, shipped_policy
+        size: int) -> None:
+    from descent.engine.models import resolve_policy
     from descent.nets.policy import load_policy
 
+    path = SHIPPED_DIR / "policy" / SHIPPED_POLICIES[size]
     spec = read_metadata(path)["game"]["spec"]
     model = load_model(path, spec)
     assert model.arch.output == "policy" and model.training.games > 0
-    size = model.game.params["size"]
-    assert path.name == f"hex-size{size}.dnet"
+    assert path.name == f"hex-size{model.game.params['size']}.dnet"  # named for its training
     for swap in ("false", "true"):
         game = make_game(f"hex(size={size},swap={swap})")
         assert shipped_policy(game) == path == resolve_policy("", game)
         assert resolve_policy("none", game) is None
-        load_policy(path, game)
+        assert load_policy(path, game).n == size
     engine = Engine(Settings(game=f"hex(size={size})", hash_mb=16, seed=1))
     assert engine.describe()["policy"] == path.name
     decision = engine.think(Limits(iterations=500))

@@ -20,8 +20,11 @@ ARCHS = [Architecture("conv", 12, convs=3, output="policy"),
          policy_preset("hex", "tiny")]
 
 
+@pytest.mark.parametrize("size", [7, 5, 9])
 @pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"{a.family}-{a.filters}")
-def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture) -> None:
+def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture,
+                                                           size: int) -> None:
+    # a network saved for 7x7 reads 5x5 and 9x9 boards as well: it is fully convolutional
     import torch
 
     from descent.nets.models import PolicyNet, module_from_weights
@@ -32,12 +35,13 @@ def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture) -
     for name in model.weights:            # biases too, lest a wrong one go unseen
         if name.endswith("bias"):
             model.weights[name][:] = rng.normal(0, 0.2, model.weights[name].shape)
-    policy = policy_from_model(model)
+    policy = policy_from_model(model, size)
+    assert policy.n == size
     net = module_from_weights(model.arch, model.input_shape, model.weights).eval()
     assert isinstance(net, PolicyNet)
-    game = make_game("hex(size=7)")
+    game = make_game(f"hex(size={size})")
     moves = random.Random(4)
-    for stones in range(0, 30, 3):
+    for stones in range(0, size * size * 3 // 5, 3):
         state = game.new_initial_state()
         for _ in range(stones):
             state.apply_action(moves.choice(state.legal_actions()))
@@ -47,7 +51,7 @@ def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture) -
         with torch.inference_mode():
             want = net(torch.from_numpy(x)[None])[0].numpy()
         if side == 1:                      # back from the transposed frame
-            want = want.reshape(7, 7).T.reshape(-1)
+            want = want.reshape(size, size).T.reshape(-1)
         got = policy.logits(state)
         assert float(np.std(want)) > 1e-3
         assert got == pytest.approx(want, rel=1e-4, abs=1e-4)
@@ -67,8 +71,11 @@ def test_a_policy_file_loads_and_a_value_file_is_refused_by_name(tmp_path: Path)
         load_policy(value_file)
     with pytest.raises(ModelFileError, match="policy.dnet: a move-policy network"):
         network_function(policy_file, state, backend="numpy")
-    with pytest.raises(ModelFileError, match="wrong board size"):
-        load_policy(policy_file, "hex(size=7)")
+    # another board size is read by the same network; another game is refused
+    assert load_policy(policy_file, "hex(size=7)").n == 7
+    assert load_policy(policy_file).n == 5
+    with pytest.raises(ModelFileError, match="policy.dnet: a move-policy network guides Hex"):
+        load_policy(policy_file, "einstein")
 
 
 def test_a_policy_is_a_tower_without_fully_connected_layers() -> None:
