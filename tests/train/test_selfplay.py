@@ -185,6 +185,24 @@ def test_presence_heuristic_on_einstein() -> None:
     assert 1 / 3 - 1e-9 <= abs(final) <= 1.0
 
 
+def test_cumulative_mobility_on_einstein() -> None:
+    record, reinf = play("einstein", seed=2, iterations=6, heuristic="mobility")
+    assert reinf.search_terminal == "mobility" and reinf.scale == 1.0
+    assert np.all(np.abs(record.values) <= reinf.bounds[1])
+    # the game's end is valued by the players' mean moves a turn, counted here by a replay
+    state = make_game("einstein").new_initial_state()
+    turns, moves = [0, 0], [0, 0]
+    for action in record.actions:
+        if state.phase_name == "move":          # type: ignore[attr-defined]
+            turns[state.current_player()] += 1
+            moves[state.current_player()] += len(state.legal_actions())
+        state.apply_action(action)
+    mean = [max(moves[p] / turns[p], 1.0) for p in (0, 1)]
+    want = mean[0] / mean[1] if state.terminal_value() > 0 else -mean[1] / mean[0]
+    assert reinf.terminal(state) == pytest.approx(want)
+    assert state.mobility == ((turns[0], moves[0]), (turns[1], moves[1]))
+
+
 def test_selection_view_normalises_and_marks_proven_results() -> None:
     children = [ChildStat(0, 12.0, 3, True), ChildStat(1, 14.0, 9, False),
                 ChildStat(2, -5.0, 2, True), ChildStat(3, 0.0, 1, True)]
