@@ -11,8 +11,13 @@ import pytest
 
 from descent.engine.engine import Engine
 from descent.engine.limits import Limits
-from descent.engine.models import (SHIPPED_POLICIES, model_file_name, resolve_model,
-                                   shipped_model, shipped_policy)
+from descent.engine.models import (
+    SHIPPED_POLICIES,
+    model_file_name,
+    resolve_model,
+    shipped_model,
+    shipped_policy,
+)
 from descent.engine.settings import Settings
 from descent.nets.modelfile import load_model, read_metadata
 from descent.search_cy.games.registry import make_game
