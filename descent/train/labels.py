@@ -17,6 +17,12 @@ its visit distribution over the root's children (the policy target); with probab
 ``--branch`` the position after a uniformly random move is searched too and kept the same
 way, so that the value network also sees the children of bad moves.
 
+The dice games (``--game einstein``, ``--game dicechess``) are played the same way by their
+default player, expectiminimax over the game's default heuristic at ``--sims`` nodes a
+move: the dice are drawn from the game's seed and recorded among its moves (so a
+position's ``pos_ply`` counts them), every decision's position is kept (exact where the
+search solved it), and the game is played to its end (``game_winner`` 2: a draw).
+
 Games are numbered within a stream (``--stream``): game ``i`` of stream ``s`` is played with
 seed ``s * 1_000_000 + i``, so it is the same game on any machine and at any ``-j``, and two
 machines that generate at once use two streams. A shard is written (atomically) every
@@ -55,26 +61,42 @@ import numpy.typing as npt
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+DRAW = 2                # game_winner of a drawn game (dice chess)
 STREAM_STRIDE = 1_000_000
 OPENING_PLIES = 7       # self-play samples moves by visits squared before this ply
 
 
 @dataclass(frozen=True)
 class Player:
-    """The generating player, as recorded in every shard."""
+    """The generating player, as recorded in every shard: Hex of ``size`` by default, or
+    the game ``spec`` (a dice game: see ``for_game``)."""
 
     size: int = 11
-    sims: int = 1000
+    sims: int = 1000            # rave: simulations a move; expectiminimax: nodes a move
     branch: float = 0.25
     search: str = "rave"
     heuristic: str = "vc"
     policy: str = ""            # a move-policy model file for rave (expert iteration)
     policy_sha256: str = ""     # ... its weights' SHA-256, what the shards record
     policy_at: int = 300
+    spec: str = ""              # the game, when not Hex of ``size``
 
     @property
     def game(self) -> str:
-        return f"hex(size={self.size})"
+        return self.spec or f"hex(size={self.size})"
+
+    @classmethod
+    def for_game(cls, spec: str, **kw: Any) -> Player:
+        """The default player of the game ``spec``: for Hex ``rave`` with the VC heuristic,
+        for the dice games expectiminimax (Star2) with the game's default heuristic."""
+        from descent.search_cy.eval.heuristics import heuristic_names
+        from descent.search_cy.games.registry import make_game
+
+        game = make_game(spec)
+        if game.name == "hex":
+            return cls(size=int(game.params["size"]), **kw)
+        return cls(spec=game.spec, search="expectiminimax",
+                   heuristic=heuristic_names(game)[0], **kw)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"game": self.game, "search": self.search,
@@ -148,6 +170,7 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
     seed = game_seed(stream, index)
     rng = random.Random(seed)
     state = make_game(player.game).new_initial_state()
+    hex_game = state.game.name == "hex"
     evaluator = heuristic_for(state, player.heuristic)
     search = make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
     side = make_search(player.search, evaluator, SearchParams(seed=seed + 1, hash_mb=64))
@@ -158,13 +181,24 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
         for runner in (search, side):
             impl: Any = runner.impl
             impl.policy, impl.policy_at = policy, player.policy_at
-    first = rng.randrange(player.size * player.size)
-    state.apply_action(first)
-    record = GameRecord(stream, index, seed, [first], winner=-1)
+
+    def budget() -> Stopper:
+        return Stopper(iterations=player.sims) if hex_game else Stopper(nodes=player.sims)
+
+    record = GameRecord(stream, index, seed, [], winner=-1)
+    if hex_game:                       # a uniformly random first stone
+        record.moves.append(rng.randrange(player.size * player.size))
+        state.apply_action(record.moves[0])
     while not state.is_terminal():
-        result = search.run(state, Stopper(iterations=player.sims))
+        if state.is_chance_node():     # the dice: drawn, recorded among the moves
+            outcomes = state.chance_outcomes()
+            roll = rng.choices([a for a, _ in outcomes], weights=[p for _, p in outcomes])[0]
+            state.apply_action(roll)
+            record.moves.append(roll)
+            continue
+        result = search.run(state, budget())
         record.add(len(record.moves), -1, result)
-        if result.resolved:            # proven: the winner is known, the rest is filling
+        if hex_game and result.resolved:   # proven: the winner is known, the rest is filling
             record.winner = 0 if result.value > 0 else 1
             break
         if player.branch > 0.0 and rng.random() < player.branch:
@@ -172,14 +206,16 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
             extra = legal[rng.randrange(len(legal))]
             state.apply_action(extra)
             if not state.is_terminal():
-                record.add(len(record.moves), extra, side.run(state, Stopper(
-                    iterations=player.sims)))
+                record.add(len(record.moves), extra, side.run(state, budget()))
             state.undo()
-        action = selfplay_move(result, len(record.moves), rng)
+        # the dice vary the dice games' openings; Hex's are drawn from the visits
+        action = selfplay_move(result, len(record.moves), rng) if hex_game else int(
+            result.action)
         state.apply_action(action)
         record.moves.append(action)
     if record.winner < 0:
-        record.winner = 0 if state.terminal_value() > 0 else 1
+        value = state.terminal_value()
+        record.winner = 0 if value > 0 else 1 if value < 0 else DRAW
     return record
 
 
@@ -336,7 +372,7 @@ def generate(folder: Path, player: Player, *, games: int = 0, hours: float = 0.0
     games written. Blocks."""
     if games < 0 or hours < 0 or (games == 0 and hours == 0) or jobs < 1 \
             or shard_games < 1 or stream < 0 or player.sims < 1 \
-            or not 0.0 <= player.branch <= 1.0 or not 2 <= player.size <= 25:
+            or not 0.0 <= player.branch <= 1.0 or not (player.spec or 2 <= player.size <= 25):
         raise ValueError("labels generate needs --games or --hours, jobs and shard games "
                          ">= 1, a stream >= 0, sims >= 1, 0 <= branch <= 1, size 2..25")
     folder.mkdir(parents=True, exist_ok=True)
@@ -415,8 +451,9 @@ class Labels:
     """Every shard of a folder, concatenated (see the module's docstring for the arrays);
     ``pos_game`` indexes the concatenated games."""
 
-    size: int
+    size: int                          # Hex's board size, 0 for the dice games
     arrays: dict[str, npt.NDArray[Any]]
+    game: str = ""                     # the game spec
 
     @property
     def positions(self) -> int:
@@ -462,7 +499,10 @@ def load(folder: Path, *more: Path) -> Labels:
         raise ValueError(f"labels of {sorted(specs)} cannot be read as one")
     if not parts:
         raise ValueError(f"{folder}: no shards")
-    size = int(specs.pop().split("size=")[1].rstrip(")"))
+    from descent.search_cy.games.registry import make_game
+
+    spec = specs.pop()
+    size = int(make_game(spec).params.get("size", 0))
     out: dict[str, list[npt.NDArray[Any]]] = {}
     games = positions = moves = policy = 0
     for part in parts:
@@ -479,15 +519,19 @@ def load(folder: Path, *more: Path) -> Labels:
     arrays = {k: np.concatenate(v) for k, v in out.items()}
     arrays["game_offset"] = np.append(arrays["game_offset"], moves)
     arrays["policy_offset"] = np.append(arrays["policy_offset"], policy)
-    return Labels(size, arrays)
+    return Labels(size, arrays, spec)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
     g = sub.add_parser("generate", help="self-play games of the default player into shards")
     g.add_argument("folder", type=Path, help="labels folder (created; resumed if it exists)")
-    g.add_argument("--size", type=int, default=11)
-    g.add_argument("--sims", type=int, default=1000, help="rave simulations a move")
+    g.add_argument("--game", default="",
+                   help="game spec (default: Hex of --size); einstein, dicechess: their "
+                        "default player, expectiminimax over the default heuristic")
+    g.add_argument("--size", type=int, default=11, help="Hex's board size")
+    g.add_argument("--sims", type=int, default=1000,
+                   help="a move's search: rave's simulations, expectiminimax's nodes")
     g.add_argument("--branch", type=float, default=0.25,
                    help="probability of also labelling a random move's position")
     g.add_argument("--games", type=int, default=0, help="stop after this many new games")
@@ -508,9 +552,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.labels_command == "generate":
+        if args.game and args.policy:
+            raise SystemExit("labels generate: --policy guides Hex of --size, not --game")
         player = (Player.with_policy(args.policy, args.policy_at, size=args.size,
                                      sims=args.sims, branch=args.branch) if args.policy
-                  else Player(size=args.size, sims=args.sims, branch=args.branch))
+                  else Player.for_game(args.game, sims=args.sims, branch=args.branch)
+                  if args.game else Player(size=args.size, sims=args.sims, branch=args.branch))
         started = time.monotonic()
         written = generate(args.folder, player, games=args.games, hours=args.hours,
                            stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from descent.search_cy.games.registry import make_game
-from descent.train.labels import Player, generate, index, load, play_game
+from descent.train.labels import DRAW, Player, generate, index, load, play_game
 
 PLAYER = Player(size=5, sims=200, branch=0.5)
 
@@ -119,3 +119,49 @@ def test_sigterm_writes_the_finished_games_and_exits_cleanly(tmp_path: Path) -> 
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["games"] >= 1 and len(manifest["shards"]) == 1, out
     assert f"{manifest['games']} games in" in out
+
+
+def test_einstein_labels_record_the_dice_and_the_expectiminimax_values(tmp_path: Path) -> None:
+    player = Player.for_game("einstein", sims=300, branch=0.3)
+    assert player.search == "expectiminimax" and player.heuristic == "distance"
+    assert player.to_json()["game"] == make_game("einstein").spec == player.game
+    first = play_game((player, 2, 5))
+    assert first.moves == play_game((player, 2, 5)).moves       # deterministic by seed
+    # the game replays to its end from the recorded dice and moves; its winner is the board's
+    state = make_game(player.game).new_initial_state()
+    for move in first.moves:
+        state.apply_action(move)
+    assert state.is_terminal()
+    assert first.winner == (0 if state.terminal_value() > 0 else 1)
+    folder = tmp_path / "einstein"
+    assert generate(folder, player, games=2, shard_games=2) == 2
+    labels = load(folder)
+    assert labels.size == 0 and labels.game == player.game
+    for p in range(labels.positions):
+        state = make_game(player.game).new_initial_state()
+        for move in labels.moves(p):
+            state.apply_action(move)
+        assert not state.is_terminal()
+        if int(labels.arrays["pos_extra"][p]) < 0:
+            # a position the game reached: a move was chosen there, after its die
+            assert state.current_player() in (0, 1) and state.phase_name == "move"
+            assert int(labels.arrays["best"][p]) in state.legal_actions()
+        assert -1.0 <= labels.arrays["value"][p] <= 1.0
+    proven = labels.arrays["proven"]
+    # positions the search solved (the endgames) carry the exact expectiminimax value
+    assert proven.any()
+    with pytest.raises(ValueError, match="one player's games"):
+        generate(folder, Player.for_game("einstein", sims=301), games=1)
+
+
+def test_dice_chess_games_end_with_the_boards_result() -> None:
+    player = Player.for_game("dicechess", sims=100, branch=0.0)
+    for game_index in range(3):
+        record = play_game((player, 1, game_index))
+        state = make_game(player.game).new_initial_state()
+        for move in record.moves:
+            state.apply_action(move)
+        assert state.is_terminal()
+        value = state.terminal_value()
+        assert record.winner == (0 if value > 0 else 1 if value < 0 else DRAW)
+        assert len(record.values) == len(record.plies) > 0
