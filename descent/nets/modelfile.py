@@ -142,7 +142,8 @@ class LoadedModel:
                 f"{self.weights_sha256[:12]}")
 
 
-def _game_of(game: Game | GameState | str) -> Game:
+def game_of(game: Game | GameState | str) -> Game:
+    """The Game of a Game, a state or a spec."""
     if isinstance(game, Game):
         return game
     if isinstance(game, GameState):
@@ -199,7 +200,7 @@ def make_model(game: Game | GameState | str, arch: Architecture, weights: Weight
                *, value: ValueSpec | None = None, training: Provenance | None = None,
                seed: int = 0) -> LoadedModel:
     """A model in memory: given weights (checked) or seeded random ones."""
-    g = _game_of(game)
+    g = game_of(game)
     shape = _shape_of(g)
     if weights is None:
         weights = init_weights(arch, shape, seed)
@@ -325,7 +326,7 @@ def load_model(path: str | os.PathLike[str],
         raise ModelFileError(f"{where}: the model's game is unknown here: {exc}") from None
     trained_on = file_game          # the fingerprint is of the game the model was saved for
     if game is not None:
-        wanted = _game_of(game)
+        wanted = game_of(game)
         if wanted.name != file_game.name:
             raise ModelFileError(f"{where}: wrong game: the model is for {file_game.name}, "
                                  f"not {wanted.name}")
@@ -387,7 +388,7 @@ def as_model(model: LoadedModel | str | os.PathLike[str],
     """A LoadedModel from a model or a path (checked against ``game`` when given)."""
     if isinstance(model, LoadedModel):
         if game is not None:
-            wanted = _game_of(game)
+            wanted = game_of(game)
             if wanted.name != model.game.name or _shape_of(wanted) != model.input_shape:
                 raise ModelFileError(f"{model.name}: the model is for {model.game.spec}, "
                                      f"not {wanted.spec}")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 
-from descent.nets.modelfile import LoadedModel, ModelFileError, as_model
+from descent.nets.modelfile import LoadedModel, ModelFileError, as_model, game_of
 from descent.search_cy.eval.hex_policy import HexPolicy
-from descent.search_cy.games.registry import Game, make_game
+from descent.search_cy.games.registry import Game
 from descent.search_cy.games.state import GameState
 
 
@@ -47,9 +47,7 @@ def load_policy(model: LoadedModel | str | os.PathLike[str],
     loaded = as_model(model)
     if game is None:
         return policy_from_model(loaded)
-    wanted = game.game if isinstance(game, GameState) else game
-    if isinstance(wanted, str):
-        wanted = make_game(wanted)
+    wanted = game_of(game)
     if wanted.name != "hex":
         raise ModelFileError(f"{loaded.name}: a move-policy network guides Hex only, not "
                              f"{wanted.name}")
