@@ -205,6 +205,7 @@ class Engine:
             impl.policy = load_policy(str(path), game)
             impl.policy_at = settings.policy_at
             impl.policy_weight = settings.policy_weight
+            impl.action_visits = settings.action_visits
         except ModelFileError as exc:
             raise EngineError(str(exc)) from None
         return path.name

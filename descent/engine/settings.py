@@ -42,6 +42,9 @@ class Settings:
     policy_weight: float = field(default=1.0, metadata={
         "help": "the power of the policy network's probabilities in rave's prior (1: their "
                 "product with the pattern prior; 0.5: a softer network)"})
+    action_visits: int = field(default=0, metadata={
+        "help": "virtual visits a rave child gets at the odds of its action value where the "
+                "policy network has value heads (read in the same pass; 0: none)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})
@@ -84,6 +87,8 @@ class Settings:
             raise ValueError("policy_at must be >= 1")
         if not 0.0 <= self.policy_weight <= 4.0:
             raise ValueError("policy_weight must be in [0, 4]")
+        if not 0 <= self.action_visits <= 10_000:
+            raise ValueError("action_visits must be in [0, 10000]")
         if self.transport not in ("stdio", "mqtt"):
             raise ValueError("transport must be stdio or mqtt")
         if self.move_overhead_ms < 0:

@@ -16,7 +16,14 @@ ReLU everywhere; the output is ``tanh`` (classic gain, values in [-1, 1]), ``lin
 (depth and other reinforcement heuristics) or ``policy``: a move prior, where a ``conv``
 or ``resnet`` tower with no fully connected layer ends in a 1x1 convolution to one plane,
 whose cells inside the encoding's one-cell border are the logits of the moves there (a
-Hex board's cells; MoHex-CNN's move prior is of this kind). Weight names are the PyTorch module's
+Hex board's cells; MoHex-CNN's move prior is of this kind). ``policy_value`` adds MoHex
+3HNN's two value heads to the same tower, so that one pass gives all three (``fc`` holds
+one width, the value head's hidden layer): a 1x1 convolution of the tower to ``filters``
+value features (ReLU), pooled over the encoding's cells by their mean and their maximum
+(KataGo's global pooling, which leaves the network free of the board size); from the
+pooled features, the position's value (a hidden layer, then tanh) and a bias that joins a
+second 1x1 convolution of the tower to give each cell its action value, the tanh of the
+value of playing there, both for the side to move. Weight names are the PyTorch module's
 state-dict keys (nets/models.py), so a model file, the torch module and the ONNX graph
 all speak the same names without a mapping table.
 
@@ -34,7 +41,8 @@ import numpy as np
 import numpy.typing as npt
 
 FAMILIES = ("resnet", "conv", "mlp")
-OUTPUTS = ("tanh", "linear", "policy")
+OUTPUTS = ("tanh", "linear", "policy", "policy_value")
+POLICY_OUTPUTS = ("policy", "policy_value")
 
 Weights = dict[str, npt.NDArray[np.float32]]
 
@@ -49,6 +57,7 @@ class Architecture:
     convs: int = 0              # conv: plain convolutions
     fc: tuple[int, ...] = ()    # hidden fully connected widths, in order
     output: str = "tanh"        # tanh (gain) | linear (depth heuristics) | policy (moves)
+    #                             | policy_value (moves, the position's and each move's value)
     preset: str = ""            # the preset it came from, for people; not checked
 
     def __post_init__(self) -> None:
@@ -73,6 +82,14 @@ class Architecture:
         if self.output == "policy" and (self.family == "mlp" or self.fc):
             raise ValueError("a policy network is a convolutional tower without fully "
                              "connected layers (family conv or resnet, fc empty)")
+        if self.output == "policy_value" and (self.family == "mlp" or len(self.fc) != 1):
+            raise ValueError("a policy_value network is a convolutional tower whose fc "
+                             "holds one width, the value head's hidden layer")
+
+    @property
+    def is_policy(self) -> bool:
+        """Whether the network is a move policy (with or without value heads)."""
+        return self.output in POLICY_OUTPUTS
 
     def to_json(self) -> dict[str, Any]:
         return {"family": self.family, "filters": self.filters, "blocks": self.blocks,
@@ -146,13 +163,18 @@ PRESETS: dict[str, dict[str, Architecture]] = {
 
 # Move-policy networks (output ``policy``). ``policy``: six 3x3 convolutions of 32 filters,
 # about 0.4 ms a position in C on these machines (``eval/hex_policy.pyx``), evaluated once
-# at a node of enough visits; ``small``: four of 16, about six times cheaper. ``tiny``:
-# tests only.
+# at a node of enough visits; ``small``: four of 16, about six times cheaper;
+# ``policy_value``: ``policy``'s tower with the value heads (a few per cent more a pass).
+# ``tiny`` and ``tiny_value``: tests only.
 POLICY_PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "policy": Architecture("conv", 32, convs=6, output="policy", preset="policy"),
         "small": Architecture("conv", 16, convs=4, output="policy", preset="small"),
         "tiny": Architecture("conv", 4, convs=2, output="policy", preset="tiny"),
+        "policy_value": Architecture("conv", 32, convs=6, fc=(64,), output="policy_value",
+                                     preset="policy_value"),
+        "tiny_value": Architecture("conv", 4, convs=2, fc=(8,), output="policy_value",
+                                   preset="tiny_value"),
     },
 }
 
@@ -196,9 +218,21 @@ def weight_shapes(arch: Architecture,
         for i in range(arch.convs):
             shapes[f"convs.{i}.weight"] = (f, planes if i == 0 else f, 3, 3)
             shapes[f"convs.{i}.bias"] = (f,)
-    if arch.output == "policy":
+    if arch.is_policy:
         shapes["head.weight"] = (1, f, 1, 1)   # a 1x1 convolution to the logits plane
         shapes["head.bias"] = (1,)
+        if arch.output == "policy_value":
+            hidden = arch.fc[0]
+            shapes["vconv.weight"] = (f, f, 1, 1)      # the value features
+            shapes["vconv.bias"] = (f,)
+            shapes["qhead.weight"] = (1, f, 1, 1)      # each cell's action value ...
+            shapes["qhead.bias"] = (1,)
+            shapes["qglobal.weight"] = (1, 2 * f)      # ... plus a bias from the pool
+            shapes["qglobal.bias"] = (1,)
+            shapes["vfc.weight"] = (hidden, 2 * f)     # the position's value
+            shapes["vfc.bias"] = (hidden,)
+            shapes["vhead.weight"] = (1, hidden)
+            shapes["vhead.bias"] = (1,)
         return shapes
     width_in = (planes if arch.family == "mlp" else f) * height * width
     for j, width_out in enumerate(arch.fc):
@@ -238,7 +272,7 @@ def init_weights(arch: Architecture, input_shape: tuple[int, int, int], seed: in
         std = np.sqrt(2.0 / fan_in)
         if name.endswith("conv2.weight"):
             std *= 0.5 / np.sqrt(blocks)
-        elif name == "head.weight":
+        elif name.endswith("head.weight") or name == "qglobal.weight":   # the outputs
             std = np.sqrt(1.0 / fan_in)
         out[name] = rng.normal(0.0, std, size=shape).astype(np.float32)
     return out

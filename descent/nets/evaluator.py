@@ -66,7 +66,7 @@ def network_function(model: LoadedModel | str | os.PathLike[str],
     ``auto`` takes the native backend for an mlp network without measuring: valued in C
     inside the search, it needs no batch call, which no other backend can match."""
     loaded = as_model(model, state_prototype)
-    if loaded.arch.output == "policy":
+    if loaded.arch.is_policy:
         raise ModelFileError(f"{loaded.name}: a move-policy network, not a value network "
                              "(the Hex search takes it as its policy option)")
     if backend == AUTO and loaded.arch.family == "mlp" and options.get("device") != "cuda":

@@ -62,7 +62,7 @@ class ValueNet(_Tower):
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__(arch, input_shape)
-        if arch.output == "policy":
+        if arch.is_policy:
             raise ValueError("a policy architecture makes a PolicyNet, not a ValueNet")
         planes, height, width = input_shape
         f = arch.filters
@@ -81,24 +81,47 @@ class ValueNet(_Tower):
 
 
 class PolicyNet(_Tower):
-    """A move-policy network (output ``policy``): forward returns the logits of the cells
-    inside the input's one-cell border, shape (batch, (H - 2) * (W - 2)), row-major."""
+    """A move-policy network (output ``policy`` or ``policy_value``): forward returns the
+    logits of the cells inside the input's one-cell border, shape (batch, (H - 2) *
+    (W - 2)), row-major; ``heads`` returns them with, for ``policy_value``, each cell's
+    action value (same shape) and the position's value (batch,), both in [-1, 1] for the
+    side to move."""
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__(arch, input_shape)
-        if arch.output != "policy":
-            raise ValueError(f"a PolicyNet needs the policy output, not {arch.output!r}")
-        self.head = nn.Conv2d(arch.filters, 1, 1)
+        if not arch.is_policy:
+            raise ValueError(f"a PolicyNet needs a policy output, not {arch.output!r}")
+        f = arch.filters
+        self.head = nn.Conv2d(f, 1, 1)
+        self.has_values = arch.output == "policy_value"
+        if self.has_values:
+            self.vconv = nn.Conv2d(f, f, 1)
+            self.qhead = nn.Conv2d(f, 1, 1)
+            self.qglobal = nn.Linear(2 * f, 1)
+            self.vfc = nn.Linear(2 * f, arch.fc[0])
+            self.vhead = nn.Linear(arch.fc[0], 1)
 
     def forward(self, x: Tensor) -> Tensor:
         return torch.flatten(self.head(self.tower(x))[:, 0, 1:-1, 1:-1], 1)
+
+    def heads(self, x: Tensor) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """(logits, action values, values); the last two None without value heads."""
+        t = self.tower(x)
+        logits = torch.flatten(self.head(t)[:, 0, 1:-1, 1:-1], 1)
+        if not self.has_values:
+            return logits, None, None
+        h = torch.relu(self.vconv(t))
+        pool = torch.cat([h.mean((2, 3)), h.amax((2, 3))], 1)
+        q = torch.flatten(self.qhead(t)[:, 0, 1:-1, 1:-1], 1) + self.qglobal(pool)
+        v = self.vhead(torch.relu(self.vfc(pool))).reshape(-1)
+        return logits, torch.tanh(q), torch.tanh(v)
 
 
 def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
                         weights: Weights | None = None, seed: int = 0) -> ValueNet | PolicyNet:
     """The module of ``arch`` (a ValueNet, or a PolicyNet for the policy output) holding
     ``weights`` (or the seeded initial weights of nets/arch.py)."""
-    net: ValueNet | PolicyNet = (PolicyNet(arch, input_shape) if arch.output == "policy"
+    net: ValueNet | PolicyNet = (PolicyNet(arch, input_shape) if arch.is_policy
                                  else ValueNet(arch, input_shape))
     if weights is None:
         weights = init_weights(arch, input_shape, seed)

@@ -3,6 +3,7 @@
 
     policy = load_policy("data/runs/hex11-policy/model.dnet", "hex(size=11)")
     prior = policy.probabilities(state)        # the softmax over the empty cells
+    actions, value = policy.values(state)      # a policy_value network's value heads
 
 A policy network is fully convolutional (3x3 convolutions and a 1x1 head over the board
 with its border, no layer that knows the board's size), so the network trained on one
@@ -23,7 +24,7 @@ def policy_from_model(model: LoadedModel, size: int = 0) -> HexPolicy:
     """The C evaluator of a Hex policy model for ``size`` x ``size`` boards (0: the board
     size it was saved for); a value network or another game's model is a ModelFileError
     naming it."""
-    if model.arch.output != "policy":
+    if not model.arch.is_policy:
         raise ModelFileError(f"{model.name}: a value network ({model.arch.output} output), "
                              "not a move-policy network")
     if model.game.name != "hex":
@@ -35,8 +36,13 @@ def policy_from_model(model: LoadedModel, size: int = 0) -> HexPolicy:
     else:
         names = [f"convs.{i}" for i in range(model.arch.convs)]
     convs = [(w[f"{name}.weight"], w[f"{name}.bias"]) for name in names]
+    values = None
+    if model.arch.output == "policy_value":
+        values = {name: w[name] for name in w
+                  if name.split(".")[0] in ("vconv", "qhead", "qglobal", "vfc", "vhead")}
     return HexPolicy(size or model.input_shape[1] - 2, convs, w["head.weight"],
-                     float(w["head.bias"][0]), residual=model.arch.family == "resnet")
+                     float(w["head.bias"][0]), residual=model.arch.family == "resnet",
+                     values=values)
 
 
 def load_policy(model: LoadedModel | str | os.PathLike[str],

@@ -113,7 +113,7 @@ class Player:
         from descent.nets.modelfile import load_model
 
         model = load_model(path, f"hex(size={kw.get('size', 11)})")
-        if model.arch.output != "policy":
+        if not model.arch.is_policy:
             raise ValueError(f"{path}: not a move-policy network")
         return cls(policy=str(path), policy_sha256=model.weights_sha256,
                    policy_at=policy_at, **kw)

@@ -17,12 +17,22 @@ input's to-move plane is always ones. Training adds the 180-degree rotation of e
 example (the board's other symmetry that keeps the colours).
 
 The targets are the search's visit shares over the root's children (``descent labels``);
-the loss is their cross-entropy with the softmax over the empty cells. One game in ten
-(game seed divisible by 10) is held out; the held-out figures are the cross-entropy and
-the top-1 agreement with the move the search played (``best``). A run keeps its state in
-its folder (``config.json``, ``checkpoint.pt`` with the optimiser, ``metrics.jsonl``, the
-best held-out model as ``model.dnet``) and resumes from it with more epochs, on whatever
-labels the folder then holds (on a new held-out set, the best model is chosen anew).
+the loss is their cross-entropy with the softmax over the empty cells. A network with
+value heads (preset ``policy_value``: MoHex 3HNN's three heads on one tower) also learns
+the position's value (the search's, for the side to move) and the action values of the
+moves whose next position the labels value: the game's move (the value of the next
+position of the game) and the random branch move (the value of the branch position), each
+a squared error added to the loss.
+
+One game in ten (game seed divisible by 10) is held out; the held-out figures are the
+cross-entropy and the top-1 agreement with the move the search played (``best``), and for
+value heads the Pearson correlation of the value with the labels on the held-out
+positions the search did not prove (``value_corr``) and of the action values with theirs
+(``action_corr``). A run keeps its state in its folder (``config.json``, ``checkpoint.pt``
+with the optimiser, ``metrics.jsonl``, the best held-out model as ``model.dnet``: the best
+top-1, or with value heads the lowest held-out loss) and resumes from it with more epochs,
+on whatever labels the folder then holds (on a new held-out set, the best model is chosen
+anew). ``--init`` starts a new run from a policy network's tower and policy head.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ import argparse
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,14 +62,20 @@ def canonical_symmetry(side: int) -> int:
 @dataclass
 class Examples:
     """Positions in the side to move's view: inputs (n, 3, size + 2, size + 2) as 0/1
-    bytes, visit shares and legal cells (n, size * size) and the search's move (n,), all
-    in the canonical frame."""
+    bytes, visit shares and legal cells (n, size * size), the search's move (n,), its
+    value for the side to move and whether it proved it (n,), and up to two moves whose
+    action value is known with those values (n, 2; cell -1: none), all in the canonical
+    frame."""
 
     x: npt.NDArray[np.uint8]
     target: npt.NDArray[np.float32]
     legal: npt.NDArray[np.bool_]
     best: npt.NDArray[np.int64]
     size: int
+    value: npt.NDArray[np.float32]
+    proven: npt.NDArray[np.bool_]
+    action_cell: npt.NDArray[np.int64]
+    action_value: npt.NDArray[np.float32]
 
     def __len__(self) -> int:
         return int(len(self.best))
@@ -79,6 +95,30 @@ def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
     return out
 
 
+def action_targets(labels: Labels) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Per position (n, 2): the moves whose next position the labels value and those
+    values (player 0's view; cell -1: none): the game's next move (valued by the game's
+    next position) and the branch move searched from it (valued by the branch position).
+    Branch positions get none."""
+    a = labels.arrays
+    count = labels.positions
+    cells = np.full((count, 2), -1, np.int64)
+    values = np.zeros((count, 2), np.float32)
+    at: dict[tuple[int, int], int] = {}
+    for main in np.flatnonzero(a["pos_extra"] < 0):
+        at[(int(a["pos_game"][main]), int(a["pos_ply"][main]))] = int(main)
+    for p in range(count):
+        g, ply, extra = int(a["pos_game"][p]), int(a["pos_ply"][p]), int(a["pos_extra"][p])
+        parent = at.get((g, ply)) if extra >= 0 else at.get((g, ply - 1))
+        if parent is None:
+            continue
+        move = extra if extra >= 0 else int(a["game_moves"][int(a["game_offset"][g]) + ply - 1])
+        slot = 1 if extra >= 0 else 0
+        cells[parent, slot] = move
+        values[parent, slot] = a["value"][p]
+    return cells, values
+
+
 def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
     """The ``positions`` of ``labels`` as canonical examples (each game replayed once)."""
     from descent.search_cy.games.registry import make_game
@@ -92,6 +132,10 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
     target = np.zeros((count, n * n), np.float32)
     legal = np.zeros((count, n * n), bool)
     best = np.zeros(count, np.int64)
+    value = np.zeros(count, np.float32)
+    action_cell = np.full((count, 2), -1, np.int64)
+    action_value = np.zeros((count, 2), np.float32)
+    cells, values = action_targets(labels)
     buf = np.zeros(shape, np.float32)
     order = np.lexsort((a["pos_ply"][positions], a["pos_game"][positions]))
     state = None
@@ -119,9 +163,18 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
         one = np.zeros(n * n, np.int64)
         one[int(a["best"][p])] = 1
         best[row] = int(np.argmax(_canonical_cells(one, n, side)))
+        sign = 1.0 if side == 0 else -1.0          # player 0's view -> the side to move's
+        value[row] = sign * float(a["value"][p])
+        for slot in range(2):
+            if cells[p, slot] >= 0:
+                cell = np.zeros(n * n, np.int64)
+                cell[cells[p, slot]] = 1
+                action_cell[row, slot] = int(np.argmax(_canonical_cells(cell, n, side)))
+                action_value[row, slot] = sign * float(values[p, slot])
         if extra >= 0:
             state.undo()
-    return Examples(x, target, legal, best, n)
+    proven = np.asarray(a["proven"][positions], bool)
+    return Examples(x, target, legal, best, n, value, proven, action_cell, action_value)
 
 
 @dataclass
@@ -133,6 +186,7 @@ class PolicyConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     seed: int = 1
+    init: str = ""              # a policy model file whose tensors start a new run
 
 
 def _masked_log_softmax(logits: Any, legal: Any) -> Any:
@@ -141,9 +195,23 @@ def _masked_log_softmax(logits: Any, legal: Any) -> Any:
     return torch.log_softmax(logits.masked_fill(~legal, -1e9), dim=1)
 
 
-def _batches(data: Examples, batch: int, rng: np.random.Generator | None) -> Any:
-    """(x, target, legal, best) tensors of ``batch`` examples, shuffled by ``rng`` and
-    rotated 180 degrees at random (None: in order, as they are)."""
+@dataclass
+class Batch:
+    """One batch of examples as tensors (``Examples``' fields)."""
+
+    x: Any
+    target: Any
+    legal: Any
+    best: Any
+    value: Any
+    proven: Any
+    action_cell: Any
+    action_value: Any
+
+
+def _batches(data: Examples, batch: int, rng: np.random.Generator | None) -> Iterator[Batch]:
+    """Batches of ``batch`` examples, shuffled by ``rng`` and rotated 180 degrees at
+    random (None: in order, as they are)."""
     import torch
 
     n = data.size
@@ -154,27 +222,82 @@ def _batches(data: Examples, batch: int, rng: np.random.Generator | None) -> Any
         t = torch.from_numpy(data.target[idx]).view(-1, n, n)
         m = torch.from_numpy(data.legal[idx]).view(-1, n, n)
         b = torch.from_numpy(data.best[idx])
+        ac = torch.from_numpy(data.action_cell[idx])
         if rng is not None:
             flip = torch.from_numpy(rng.random(len(idx)) < 0.5)
             x[flip] = x[flip].flip(2, 3)
             t[flip] = t[flip].flip(1, 2)
             m[flip] = m[flip].flip(1, 2)
             b[flip] = n * n - 1 - b[flip]
-        yield x, t.reshape(len(idx), -1), m.reshape(len(idx), -1), b
+            ac[flip] = torch.where(ac[flip] >= 0, n * n - 1 - ac[flip], ac[flip])
+        yield Batch(x, t.reshape(len(idx), -1), m.reshape(len(idx), -1), b,
+                    torch.from_numpy(data.value[idx]), torch.from_numpy(data.proven[idx]),
+                    ac, torch.from_numpy(data.action_value[idx]))
+
+
+def _losses(net: Any, batch: Batch) -> tuple[Any, Any, Any, Any, Any]:
+    """(policy loss, value loss, action loss (0 without value heads), log-probabilities,
+    values or None); the losses are sums over the batch."""
+    import torch
+
+    logits, actions, values = net.heads(batch.x)
+    logp = _masked_log_softmax(logits, batch.legal)
+    policy = -(batch.target * logp.clamp_min(-1e4)).sum()
+    if values is None:
+        zero = torch.zeros(())
+        return policy, zero, zero, logp, None
+    value = ((values - batch.value) ** 2).sum()
+    known = batch.action_cell >= 0
+    picked = actions.gather(1, batch.action_cell.clamp_min(0))
+    action = (((picked - batch.action_value) ** 2) * known).sum()
+    return policy, value, action, logp, (values, picked, known)
+
+
+def _correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
+    if len(a) < 2 or float(np.std(a)) == 0.0 or float(np.std(b)) == 0.0:
+        return 0.0
+    return float(np.corrcoef(a, b)[0, 1])
 
 
 def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
-    """Held-out cross-entropy against the visit shares and top-1 against the searched move."""
+    """Held-out cross-entropy against the visit shares and top-1 against the searched move;
+    with value heads, the value's and the action values' squared errors (a position, a
+    known action) and correlations (the value's on the positions the search did not
+    prove), and ``total``, the loss training minimises."""
     import torch
 
     net.eval()
-    loss = correct = 0.0
+    sums = {"policy": 0.0, "value": 0.0, "action": 0.0}
+    correct = 0.0
+    values: list[Any] = []
+    labels: list[Any] = []
+    unproven: list[Any] = []
+    picked: list[Any] = []
+    targets: list[Any] = []
     with torch.no_grad():
-        for x, t, m, b in _batches(data, batch, None):
-            logp = _masked_log_softmax(net(x), m)
-            loss += float(-(t * logp.clamp_min(-1e4)).sum())
-            correct += float((logp.argmax(1) == b).sum())
-    return {"loss": loss / max(len(data), 1), "top1": correct / max(len(data), 1)}
+        for b in _batches(data, batch, None):
+            policy, value, action, logp, heads = _losses(net, b)
+            sums["policy"] += float(policy)
+            sums["value"] += float(value)
+            sums["action"] += float(action)
+            correct += float((logp.argmax(1) == b.best).sum())
+            if heads is not None:
+                v, q, known = heads
+                values.append(v.numpy())
+                labels.append(b.value.numpy())
+                unproven.append(~b.proven.numpy())
+                picked.append(q[known].numpy())
+                targets.append(b.action_value[known].numpy())
+    count = max(len(data), 1)
+    out = {"loss": sums["policy"] / count, "top1": correct / count}
+    if values:
+        v, y, u = np.concatenate(values), np.concatenate(labels), np.concatenate(unproven)
+        q, t = np.concatenate(picked), np.concatenate(targets)
+        out |= {"value_mse": sums["value"] / count,
+                "action_mse": sums["action"] / max(len(q), 1),
+                "value_corr": _correlation(v[u], y[u]), "action_corr": _correlation(q, t),
+                "total": (sums["policy"] + sums["value"] + sums["action"]) / count}
+    return out
 
 
 def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
@@ -186,9 +309,9 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     folders = labels_folder if isinstance(labels_folder, list) else [labels_folder]
     import torch
 
-    from descent.nets.arch import policy_preset
+    from descent.nets.arch import init_weights, policy_preset
     from descent.nets.files import atomic_write
-    from descent.nets.modelfile import Provenance, make_model, save_model
+    from descent.nets.modelfile import Provenance, load_model, make_model, save_model
     from descent.nets.models import PolicyNet, module_from_weights, weights_from_module
 
     say = log or (lambda text: None)
@@ -208,22 +331,34 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     game = f"hex(size={labels.size})"
     arch = policy_preset("hex", cfg.preset)
     torch.manual_seed(cfg.seed)
-    net = module_from_weights(arch, tuple(train_set.x.shape[1:]), seed=cfg.seed)
+    weights = init_weights(arch, tuple(train_set.x.shape[1:]), cfg.seed)
+    if cfg.init:
+        # the tensors the two networks share (the tower and the policy head): a value
+        # head learned on top of a policy that already knows the moves
+        start = load_model(cfg.init, game)
+        if not start.arch.is_policy or start.arch.filters != arch.filters or \
+                start.arch.family != arch.family:
+            raise ValueError(f"{cfg.init}: not a policy network of {arch.family} "
+                             f"{arch.filters} filters to start from")
+        weights |= {k: v for k, v in start.weights.items()
+                    if k in weights and v.shape == weights[k].shape}
+    net = module_from_weights(arch, tuple(train_set.x.shape[1:]), weights)
     assert isinstance(net, PolicyNet)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     # the step size falls to a third after each epoch that did not lower the held-out loss
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.3, patience=0)
     ckpt = run_dir / "checkpoint.pt"
-    epoch, best_top1 = 0, -1.0
+    epoch, best_score = 0, -math.inf
     if ckpt.exists():
         state = torch.load(ckpt, weights_only=True)
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         if "sched" in state:
             sched.load_state_dict(state["sched"])
-        epoch, best_top1 = int(state["epoch"]), float(state["best_top1"])
+        epoch = int(state["epoch"])
+        best_score = float(state.get("best_score", state.get("best_top1", -math.inf)))
         if int(state.get("test_positions", -1)) != len(test_set):
-            best_top1 = -1.0        # other labels, another held-out set: a best anew
+            best_score = -math.inf  # other labels, another held-out set: a best anew
     say(f"{len(train_set)} training and {len(test_set)} held-out positions "
         f"({labels.arrays['game_seed'].size} games); epoch {epoch} of {epochs}")
     metrics: dict[str, Any] = {}
@@ -232,38 +367,46 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
         rng = np.random.default_rng(cfg.seed * 1000 + epoch)
         net.train()
         total = 0.0
-        for x, t, m, _ in _batches(train_set, cfg.batch, rng):
-            logp = _masked_log_softmax(net(x), m)
-            loss = -(t * logp.clamp_min(-1e4)).sum(1).mean()
+        for b in _batches(train_set, cfg.batch, rng):
+            policy, value, action, _, _ = _losses(net, b)
+            loss = (policy + value + action) / len(b.best)
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss.detach()) * len(t)
+            total += float(loss.detach()) * len(b.best)
         epoch += 1
         held = evaluate(net, test_set)
-        sched.step(held["loss"])
+        # the score the best model is chosen by: top-1, or the held-out loss (negated)
+        score = held["top1"] if "total" not in held else -held["total"]
+        sched.step(held.get("total", held["loss"]))
         metrics = {"epoch": epoch, "lr": opt.param_groups[0]["lr"],
                    "train_loss": total / len(train_set),
                    "test_loss": held["loss"], "test_top1": held["top1"],
                    "train_positions": len(train_set), "test_positions": len(test_set),
                    "seconds": time.monotonic() - started}
-        if held["top1"] > best_top1:
-            best_top1 = held["top1"]
+        metrics |= {f"test_{k}": v for k, v in held.items() if k not in ("loss", "top1")}
+        if score > best_score:
+            best_score = score
             model = make_model(game, arch, weights_from_module(net),
                                training=Provenance(steps=epoch, games=int(
                                    labels.arrays["game_seed"].size), seed=cfg.seed,
                                    note=f"policy on {', '.join(f.name for f in folders)}: "
-                                        f"held-out top-1 {best_top1:.4f}"))
+                                        f"held-out top-1 {held['top1']:.4f}"
+                                        + (f", value corr {held['value_corr']:.4f}"
+                                           if "value_corr" in held else "")))
             save_model(model, run_dir / "model.dnet")
         state = {"net": net.state_dict(), "opt": opt.state_dict(),
-                 "sched": sched.state_dict(), "epoch": epoch, "best_top1": best_top1,
+                 "sched": sched.state_dict(), "epoch": epoch, "best_score": best_score,
                  "test_positions": len(test_set)}
         with atomic_write(ckpt, "wb") as f:
             torch.save(state, f)
         with open(run_dir / "metrics.jsonl", "a") as f:
             f.write(json.dumps(metrics) + "\n")
+        values = (f", value corr {held['value_corr']:.4f}, action corr "
+                  f"{held['action_corr']:.4f}" if "value_corr" in held else "")
         say(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, held-out loss "
-            f"{held['loss']:.4f}, top-1 {held['top1']:.4f} ({metrics['seconds']:.0f} s)")
+            f"{held['loss']:.4f}, top-1 {held['top1']:.4f}{values} "
+            f"({metrics['seconds']:.0f} s)")
     return metrics
 
 
@@ -317,10 +460,12 @@ def prior_accuracy(model_path: Path | None, labels_folder: Path,
 
 
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
-                 seconds: float, positions: int = 12, seed: int = 5) -> dict[str, float]:
+                 seconds: float, positions: int = 12, seed: int = 5,
+                 action_visits: int = 0) -> dict[str, float]:
     """Simulations a second of ``rave`` (the default player) on ``positions`` positions
     drawn from ``labels_folder``, ``seconds`` each: without the policy (``none``, the
-    reference, measured in the same run) and with it at each of ``thresholds`` visits."""
+    reference, measured in the same run) and with it at each of ``thresholds`` visits
+    (with ``action_visits`` virtual visits at its action values, for value heads)."""
     import random
 
     from descent.nets.policy import load_policy
@@ -345,6 +490,7 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
             if at:
                 impl: Any = search.impl
                 impl.policy, impl.policy_at = policy, at
+                impl.action_visits = action_visits
             result = search.run(state, Stopper(time=seconds))
             sims += result.iterations
             elapsed += result.time
@@ -361,6 +507,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="run folder: config, checkpoint, metrics, model.dnet")
     t.add_argument("--epochs", type=int, required=True, help="train until this many epochs")
     t.add_argument("--preset", default="policy", help="architecture preset of a new run")
+    t.add_argument("--init", default="", help="a policy model file whose tower and policy "
+                                              "head start a new run")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
     e = sub.add_parser("eval", help="top-1 of the priors on a labels folder's held-out games")
     e.add_argument("model", type=Path, nargs="?", default=None,
@@ -374,6 +522,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     b.add_argument("--at", default="40", help="policy_at thresholds, comma separated")
     b.add_argument("--time", type=float, default=1.0, help="seconds a position")
     b.add_argument("--positions", type=int, default=12)
+    b.add_argument("--action-visits", type=int, default=0,
+                   help="virtual visits at a policy_value network's action values")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -381,12 +531,13 @@ def run(args: argparse.Namespace) -> int:
         if args.threads:
             import torch
             torch.set_num_threads(args.threads)
-        train(args.labels, args.run_dir, args.epochs, config=PolicyConfig(preset=args.preset),
+        train(args.labels, args.run_dir, args.epochs,
+              config=PolicyConfig(preset=args.preset, init=args.init),
               log=lambda text: print(text, flush=True))
         return 0
     if args.policy_command == "bench":
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
-                             args.time, args.positions)
+                             args.time, args.positions, action_visits=args.action_visits)
         for name, rate in rates.items():
             print(f"{name:>16}: {rate:8.0f} simulations a second, "
                   f"{rate / rates['none']:.3f} of none")

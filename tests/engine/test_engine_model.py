@@ -91,11 +91,15 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     from descent.nets.arch import policy_preset
     from descent.nets.modelfile import make_model
     from descent.search_cy.eval.hex_policy import HexPolicy
-    from descent.search_cy.search.rave import DEFAULT_POLICY_AT, DEFAULT_POLICY_WEIGHT
+    from descent.search_cy.search.rave import (
+        DEFAULT_ACTION_VISITS,
+        DEFAULT_POLICY_AT,
+        DEFAULT_POLICY_WEIGHT,
+    )
 
     # the engine's defaults are the search's
-    assert (Settings().policy_at, Settings().policy_weight) == (DEFAULT_POLICY_AT,
-                                                                DEFAULT_POLICY_WEIGHT)
+    assert (Settings().policy_at, Settings().policy_weight, Settings().action_visits) == (
+        DEFAULT_POLICY_AT, DEFAULT_POLICY_WEIGHT, DEFAULT_ACTION_VISITS)
     path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=2),
                       tmp_path / "policy.dnet")
     e = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
@@ -106,8 +110,12 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     assert again.think(Limits(iterations=300)).move == first       # deterministic by seed
     again.set_option("policy_at", 7)
     again.set_option("policy_weight", 0.5)
+    again.set_option("action_visits", 12)
     assert getattr(again.search.impl, "policy_at", 0) == 7
     assert getattr(again.search.impl, "policy_weight", 0) == 0.5
+    assert getattr(again.search.impl, "action_visits", 0) == 12
+    with pytest.raises(ValueError, match="action_visits"):
+        Settings(action_visits=-1)
     e.set_option("policy", "none")
     assert getattr(e.search.impl, "policy", "absent") is None
     with pytest.raises(EngineError, match="value network"):

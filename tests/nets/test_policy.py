@@ -1,6 +1,7 @@
-"""Move-policy model files: the C evaluator computes the torch module's logits, a policy
-file is refused where a value network is wanted and the other way round, and a policy
-architecture is a convolutional tower without fully connected layers."""
+"""Move-policy model files: the C evaluator computes the torch module's logits (and, with
+value heads, its action values and value), a policy file is refused where a value network
+is wanted and the other way round, and a policy architecture is a convolutional tower
+without fully connected layers (with value heads, one: their hidden layer)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from descent.search_cy.games.registry import make_game
 ARCHS = [Architecture("conv", 12, convs=3, output="policy"),
          Architecture("resnet", 8, blocks=2, output="policy"),
          policy_preset("hex", "tiny")]
+VALUE_ARCHS = [Architecture("conv", 12, convs=3, fc=(7,), output="policy_value"),
+               Architecture("resnet", 8, blocks=1, fc=(5,), output="policy_value"),
+               policy_preset("hex", "tiny_value")]
 
 
 @pytest.mark.parametrize("size", [7, 5, 9])
-@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"{a.family}-{a.filters}")
+@pytest.mark.parametrize("arch", ARCHS + VALUE_ARCHS,
+                         ids=lambda a: f"{a.family}-{a.filters}-{a.output}")
 def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture,
                                                            size: int) -> None:
     # a network saved for 7x7 reads 5x5 and 9x9 boards as well: it is fully convolutional
@@ -55,6 +60,22 @@ def test_the_c_evaluator_computes_the_torch_modules_logits(arch: Architecture,
         got = policy.logits(state)
         assert float(np.std(want)) > 1e-3
         assert got == pytest.approx(want, rel=1e-4, abs=1e-4)
+        assert policy.has_values == (arch.output == "policy_value")
+        if not policy.has_values:
+            with pytest.raises(ValueError, match="no value heads"):
+                policy.values(state)
+            continue
+        with torch.inference_mode():
+            logits, actions, value = net.heads(torch.from_numpy(x)[None])
+            plain = net(torch.from_numpy(x)[None])
+        assert logits[0].numpy() == pytest.approx(plain[0].numpy())
+        q = actions[0].numpy()
+        if side == 1:
+            q = q.reshape(size, size).T.reshape(-1)
+        got_q, got_v = policy.values(state)
+        assert float(np.std(q)) > 1e-3 and (np.abs(q) <= 1).all()
+        assert got_q == pytest.approx(q, rel=1e-4, abs=1e-4)
+        assert got_v == pytest.approx(float(value[0]), rel=1e-4, abs=1e-4)
 
 
 def test_a_policy_file_loads_and_a_value_file_is_refused_by_name(tmp_path: Path) -> None:
@@ -78,11 +99,44 @@ def test_a_policy_file_loads_and_a_value_file_is_refused_by_name(tmp_path: Path)
         load_policy(policy_file, "einstein")
 
 
+def test_value_heads_that_do_not_fit_the_tower_are_refused_by_name(tmp_path: Path) -> None:
+    from descent.nets.modelfile import load_model
+    from descent.search_cy.eval.hex_policy import HexPolicy
+
+    model = make_model("hex(size=5)", policy_preset("hex", "tiny_value"), seed=1)
+    path = save_model(model, tmp_path / "pv.dnet")
+    assert load_policy(path, "hex(size=5)").has_values
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF                         # a flipped byte in the weights
+    bad = tmp_path / "damaged.dnet"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="damaged.dnet"):
+        load_model(bad)
+    w = model.weights
+    convs = [(w[f"convs.{i}.weight"], w[f"convs.{i}.bias"]) for i in range(2)]
+    heads = {k: v for k, v in w.items() if not k.startswith(("convs", "head"))}
+    HexPolicy(5, convs, w["head.weight"], 0.0, values=heads)
+    with pytest.raises(ValueError, match="do not fit a tower of 4 planes"):
+        HexPolicy(5, convs, w["head.weight"], 0.0, values=heads | {
+            "vconv.weight": np.zeros((3, 3, 1, 1), np.float32)})
+    with pytest.raises(ValueError, match="do not fit a tower of 4 planes"):
+        HexPolicy(5, convs, w["head.weight"], 0.0,
+                  values={k: v for k, v in heads.items() if k != "vhead.bias"})
+    with pytest.raises(ValueError, match="does not read the 8 pooled features"):
+        HexPolicy(5, convs, w["head.weight"], 0.0, values=heads | {
+            "vfc.weight": np.zeros((8, 6), np.float32)})
+
+
 def test_a_policy_is_a_tower_without_fully_connected_layers() -> None:
     with pytest.raises(ValueError, match="without fully connected layers"):
         Architecture("conv", 8, convs=2, fc=(16,), output="policy")
     with pytest.raises(ValueError, match="without fully connected layers"):
         Architecture("mlp", 0, fc=(16,), output="policy")
+    with pytest.raises(ValueError, match="fc holds one width"):
+        Architecture("conv", 8, convs=2, output="policy_value")
+    with pytest.raises(ValueError, match="fc holds one width"):
+        Architecture("conv", 8, convs=2, fc=(16, 8), output="policy_value")
+    assert policy_preset("hex", "policy_value").is_policy
     with pytest.raises(ValueError, match="no policy preset"):
         policy_preset("hex", "paper")
     with pytest.raises(ValueError, match="no policy presets for game"):

@@ -35,6 +35,7 @@ def test_examples_are_the_positions_in_the_side_to_moves_view(labels_folder: Pat
     positions = np.arange(labels.positions)
     data = examples(labels, positions)
     game = make_game("hex(size=5)")
+    known = 0
     for row, p in enumerate(positions):
         state = game.new_initial_state()
         for m in labels.moves(int(p)):
@@ -49,6 +50,22 @@ def test_examples_are_the_positions_in_the_side_to_moves_view(labels_folder: Pat
         assert data.best[row] == best and data.legal[row, best]
         assert (data.x[row, 2] == 1).all()  # the to-move plane: always the mover's
         assert int(data.legal[row].sum()) == len(state.legal_actions())
+        sign = 1.0 if side == 0 else -1.0
+        assert data.value[row] == pytest.approx(sign * labels.arrays["value"][p])
+        assert data.proven[row] == labels.arrays["proven"][p]
+        # the action values: the search's values of the positions one move on
+        for cell, value in zip(data.action_cell[row], data.action_value[row], strict=True):
+            if cell < 0:
+                continue
+            move = int(cell) if side == 0 else (int(cell) % 5) * 5 + int(cell) // 5
+            after = [*labels.moves(int(p)), move]
+            game_of = labels.arrays["pos_game"]
+            child = [q for q in positions if game_of[q] == game_of[p]
+                     and labels.moves(int(q)) == after]
+            assert len(child) == 1
+            assert value == pytest.approx(sign * labels.arrays["value"][child[0]])
+            known += 1
+    assert known > labels.positions // 2
     assert 0 < held_out(labels).sum() < labels.positions
 
 
@@ -75,6 +92,40 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     rates = search_speed(run / "model.dnet", labels_folder, [1, 50], 0.02, positions=2)
     assert set(rates) == {"none", "policy_at=1", "policy_at=50"}
     assert all(rate > 0 for rate in rates.values())
+
+
+def test_value_heads_learn_on_top_of_a_policy_they_start_from(labels_folder: Path,
+                                                              tmp_path: Path) -> None:
+    from descent.nets.arch import policy_preset
+    from descent.nets.modelfile import load_model, make_model, save_model
+    from descent.nets.policy import load_policy
+
+    start = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=3),
+                       tmp_path / "start.dnet")
+    run = tmp_path / "run"
+    cfg = PolicyConfig(preset="tiny_value", batch=32, lr=3e-3, init=str(start))
+    metrics = train(labels_folder, run, 1, config=cfg)
+    assert {"test_value_corr", "test_action_corr", "test_value_mse",
+            "test_action_mse", "test_total"} <= set(metrics)
+    assert -1.0 <= metrics["test_value_corr"] <= 1.0
+    model = load_model(run / "model.dnet")
+    assert model.arch.output == "policy_value"
+    policy = load_policy(run / "model.dnet", "hex(size=5)")
+    actions, value = policy.values(make_game("hex(size=5)").new_initial_state())
+    assert actions.shape == (25,) and -1.0 <= value <= 1.0
+    # the run started from the policy's tower: one epoch moved it, not replaced it
+    import torch
+
+    first = torch.load(run / "checkpoint.pt", weights_only=True)["net"]["convs.0.weight"]
+    began = load_model(start).weights["convs.0.weight"]
+    fresh = make_model("hex(size=5)", policy_preset("hex", "tiny_value"), seed=1)
+    assert float(np.abs(first.numpy() - began).mean()) < float(
+        np.abs(fresh.weights["convs.0.weight"] - began).mean())
+    wide = save_model(make_model("hex(size=5)", policy_preset("hex", "small")),
+                      tmp_path / "wide.dnet")
+    with pytest.raises(ValueError, match="wide.dnet: not a policy network of conv 4"):
+        train(labels_folder, tmp_path / "other", 1, config=PolicyConfig(
+            preset="tiny_value", init=str(wide)))
 
 
 def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
@@ -109,7 +160,7 @@ def test_on_new_labels_the_best_model_is_chosen_anew(tmp_path: Path) -> None:
     generate(folder, PLAYER, games=4)
     train(folder, run, 1, config=PolicyConfig(preset="tiny"))
     state = torch.load(run / "checkpoint.pt", weights_only=True)
-    state["best_top1"] = 2.0               # a best no epoch can beat on these labels
+    state["best_score"] = 2.0              # a best no epoch can beat on these labels
     torch.save(state, run / "checkpoint.pt")
     before = (run / "model.dnet").read_bytes()
     train(folder, run, 2)

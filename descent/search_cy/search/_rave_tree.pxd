@@ -68,6 +68,8 @@ cdef class RaveTree(HexPlayout):
     cdef HexPolicy policy             # a move-policy network at nodes of policy_at visits
     cdef int policy_at
     cdef double policy_weight         # the power of its probabilities in the prior
+    cdef int action_visits            # virtual visits at its action values (0: none)
+    cdef float* actions               # its action values of a node's cells
     cdef bint use_policy
     cdef float* probs                 # its probabilities of a node's cells
     cdef float* net_scratch           # its scratch memory (net_scratch_floats floats)

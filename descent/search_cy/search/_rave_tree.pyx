@@ -87,6 +87,7 @@ cdef class RaveTree(HexPlayout):
         self.keep = <int8_t*>malloc(self.ncells + 2)
         self.codes = <int8_t*>malloc(self.ncells + 2)
         self.probs = <float*>malloc((self.ncells + 1) * sizeof(float))
+        self.actions = <float*>malloc((self.ncells + 1) * sizeof(float))
         self.factor = <double*>malloc((self.ncells + 1) * sizeof(double))
         self.net_scratch = NULL
         self.net_scratch_floats = 0
@@ -117,9 +118,11 @@ cdef class RaveTree(HexPlayout):
         self.policy = None
         self.policy_at = 0
         self.policy_weight = 1.0
+        self.action_visits = 0
         self.use_policy = False
-        if (not self.keep or not self.codes or not self.probs or not self.vcm or not self.scratch
-                or not self.factor                or not self.vbuf or not self.vslot or not self.nodes or not self.children):
+        if (not self.keep or not self.codes or not self.probs or not self.actions
+                or not self.vcm or not self.scratch or not self.factor or not self.vbuf
+                or not self.vslot or not self.nodes or not self.children):
             raise MemoryError()
         self.rng = seed
         self.K = K
@@ -132,6 +135,7 @@ cdef class RaveTree(HexPlayout):
         free(self.keep)
         free(self.codes)
         free(self.probs)
+        free(self.actions)
         free(self.factor)
         free(self.net_scratch)
         free(self.vbuf)
@@ -451,11 +455,17 @@ cdef class RaveTree(HexPlayout):
         """The policy network's word on the prior of node idx's children (reached by the
         first ``depth`` moves of the path): each child's prior times the network's
         probability of its move to the power ``policy_weight``, by ``scale_prior``
-        without skipping (``eval/hex_prior.pyx`` says why)."""
+        without skipping (``eval/hex_prior.pyx`` says why). A network with value heads
+        and ``action_visits`` set gives each child, from the same pass, that many virtual
+        visits won at the odds of its action value (3HNN's action-value head as Gelly and
+        Silver's prior knowledge); the swap and the children pruned as inferior or lost
+        are left alone."""
         cdef Node* nd = &self.nodes[idx]
         cdef Child* ch
         cdef size_t need
         cdef bint ok
+        cdef bint actions = self.action_visits > 0 and self.policy.has_values
+        cdef double q
         cdef int i
         nd.known |= KNOWN_POLICY
         if nd.first < 0:
@@ -467,7 +477,12 @@ cdef class RaveTree(HexPlayout):
             self.net_scratch = <float*>malloc(need * sizeof(float))
             self.net_scratch_floats = need if self.net_scratch != NULL else 0
         self._pos_down(depth)
-        ok = self.policy.c_prior(self.pos, self.probs, self.net_scratch)
+        if actions:
+            ok = (self.policy.c_forward(self.pos, self.probs, self.actions, NULL,
+                                        self.net_scratch) >= 0
+                  and self.policy.c_softmax(self.pos, self.probs))
+        else:
+            ok = self.policy.c_prior(self.pos, self.probs, self.net_scratch)
         self._pos_up(depth)
         if not ok:
             return
@@ -476,6 +491,16 @@ cdef class RaveTree(HexPlayout):
                 # a floor, lest a cell the network rules out lose every chance of a search
                 self.factor[ch[i].move] = (self.probs[ch[i].move] + 1e-4) ** self.policy_weight
         scale_prior(ch, nd.count, self.factor, self.prune_ratio, self.ncells, False)
+        if not actions:
+            return
+        for i in range(nd.count):
+            if ch[i].move == self.ncells or ch[i].pruned == INFERIOR \
+                    or ch[i].pruned == LOST_BY_KNOWLEDGE:
+                continue
+            q = 0.5 * (1.0 + self.actions[ch[i].move])
+            q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
+            ch[i].n += self.action_visits
+            ch[i].w += <int32_t>(q * self.action_visits + 0.5)
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first

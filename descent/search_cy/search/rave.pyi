@@ -66,6 +66,7 @@ class RaveSearch:
     policy: HexPolicy | None
     policy_at: int
     policy_weight: float
+    action_visits: int
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -78,7 +79,8 @@ class RaveSearch:
                  stop_decided: bool = ..., value: Evaluator | None = ...,
                  value_at: int = ..., value_visits: int = ...,
                  route_at: int = ..., policy: HexPolicy | None = ...,
-                 policy_at: int = ..., policy_weight: float = ...) -> None: ...
+                 policy_at: int = ..., policy_weight: float = ...,
+                 action_visits: int = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -32,7 +32,9 @@ A learned move prior (``eval/hex_policy.pyx``, MoHex-CNN's): with a ``policy`` n
 at a node of ``policy_at`` visits (the root at once) each child's prior is multiplied by
 the network's probability of its move (to the power ``policy_weight``), renormalised and
 the pruning redone, as the route factor is. One forward pass a node, in C without the
-GIL, at nodes whose visits say they are worth it.
+GIL, at nodes whose visits say they are worth it. A network with value heads (output
+``policy_value``, MoHex 3HNN's) gives from the same pass each child ``action_visits``
+virtual visits won at the odds of its action value.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
@@ -137,6 +139,7 @@ DEFAULT_VALUE_AT_BATCH = 300      # the same for a network called in batches (a 
 DEFAULT_ROUTE_AT = 20             # the prior's route factor at nodes this visited (0: never)
 DEFAULT_POLICY_AT = 300           # a policy network's word at nodes this visited
 DEFAULT_POLICY_WEIGHT = 1.0       # ... the power of its probabilities in the prior
+DEFAULT_ACTION_VISITS = 0         # ... virtual visits at its action values (0: none)
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -223,6 +226,7 @@ cdef class RaveSearch:
     cdef public HexPolicy policy        # a move-policy network, or None
     cdef public int policy_at           # its word on the prior at nodes this visited
     cdef public double policy_weight    # the power of its probabilities in the prior
+    cdef public int action_visits       # virtual visits at its action values (0: none)
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -239,7 +243,8 @@ cdef class RaveSearch:
                  int value_at=DEFAULT_VALUE_AT, int value_visits=DEFAULT_VALUE_VISITS,
                  int route_at=DEFAULT_ROUTE_AT, HexPolicy policy=None,
                  int policy_at=DEFAULT_POLICY_AT,
-                 double policy_weight=DEFAULT_POLICY_WEIGHT):
+                 double policy_weight=DEFAULT_POLICY_WEIGHT,
+                 int action_visits=DEFAULT_ACTION_VISITS):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -275,6 +280,9 @@ cdef class RaveSearch:
             raise ValueError("policy_at must be >= 1")
         if policy_weight < 0.0:
             raise ValueError("policy_weight must be >= 0")
+        if action_visits < 0:
+            raise ValueError("action_visits must be >= 0 (0: none)")
+        self.action_visits = action_visits
         self.policy = policy
         self.policy_at = policy_at
         self.policy_weight = policy_weight
@@ -367,6 +375,7 @@ cdef class RaveSearch:
             t.policy = self.policy
             t.policy_at = self.policy_at
             t.policy_weight = self.policy_weight
+            t.action_visits = self.action_visits
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat

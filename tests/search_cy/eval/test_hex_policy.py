@@ -13,11 +13,26 @@ from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.registry import make_game
 
 
-def random_policy(n: int, filters: int = 6, convs: int = 3, seed: int = 0) -> HexPolicy:
+def random_policy(n: int, filters: int = 6, convs: int = 3, seed: int = 0,
+                  values: bool = False) -> HexPolicy:
+    """A random tower and policy head; ``values``: with random value heads (hidden 5)."""
     rng = np.random.default_rng(seed)
     layers = [(rng.normal(0, 0.5, (filters, 3 if i == 0 else filters, 3, 3)),
                rng.normal(0, 0.1, filters)) for i in range(convs)]
-    return HexPolicy(n, layers, rng.normal(0, 1.0, filters), 0.3)
+    heads = None
+    if values:
+        f = filters
+        heads = {"vconv.weight": rng.normal(0, 0.5, (f, f, 1, 1)),
+                 "vconv.bias": rng.normal(0, 0.1, f),
+                 "qhead.weight": rng.normal(0, 0.05, (1, f, 1, 1)),
+                 "qhead.bias": rng.normal(0, 0.1, 1),
+                 "qglobal.weight": rng.normal(0, 0.02, (1, 2 * f)),
+                 "qglobal.bias": rng.normal(0, 0.1, 1),
+                 "vfc.weight": rng.normal(0, 0.5, (5, 2 * f)),
+                 "vfc.bias": rng.normal(0, 0.1, 5),
+                 "vhead.weight": rng.normal(0, 0.05, (1, 5)),
+                 "vhead.bias": rng.normal(0, 0.1, 1)}
+    return HexPolicy(n, layers, rng.normal(0, 1.0, filters), 0.3, values=heads)
 
 
 def random_position(n: int, stones: int, seed: int) -> HexState:

@@ -100,7 +100,8 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
                           (0.5, True, False, 4, 3.0, 0, 0, 0),
                           (0.0, True, "node", 0, 0.0, 0, 0, 0),
                           (0.0, True, False, 4, 3.0, 8, 3, 0),
-                          (0.0, True, False, 4, 0.0, 0, 0, 50)])
+                          (0.0, True, False, 4, 0.0, 0, 0, 50),
+                          (0.0, True, False, 4, 0.0, 0, 0, "actions")])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
         rave_prior: int, plain: int, value: int | str) -> None:
@@ -108,8 +109,9 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
     # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
     # selections that ignore RAVE, a value network's virtual visits (the two-distance
-    # heuristic standing in for one, with many visits) and the prior's route factor (at
-    # every node, redoing the pruning) must never make a proof wrong
+    # heuristic standing in for one, with many visits), a policy network's action values
+    # (a random one's, at every node) and the prior's route factor (at every node,
+    # redoing the pruning) must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
     for _ in range(40):
@@ -135,6 +137,12 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             search.value = heuristic_for(state, "two_distance")
             search.value_at = 3
             search.value_visits = value
+        if value == "actions":
+            from tests.search_cy.eval.test_hex_policy import random_policy
+
+            search.policy = random_policy(4, seed=rnd.randrange(1000), values=True)
+            search.policy_at = 1
+            search.action_visits = 50
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, float] = {}
         if result.resolved:

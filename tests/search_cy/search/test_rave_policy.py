@@ -1,6 +1,7 @@
 """``rave`` with a move-policy network: the network's word multiplies the prior of nodes
-visited enough (the root at once), the search stays deterministic by seed, and a network
-for another board size is refused."""
+visited enough (the root at once), its action values (with value heads) give the children
+virtual visits, the search stays deterministic by seed, and a network for another board
+size is refused."""
 
 from __future__ import annotations
 
@@ -51,6 +52,37 @@ def test_a_search_with_a_policy_is_deterministic_by_seed_and_differs_from_none()
         results.append([(c.action, c.visits) for c in result.children])
     assert results[0] == results[1]
     assert results[0] != results[2]
+
+
+def test_action_values_give_each_child_virtual_visits_at_their_odds() -> None:
+    state = position("hex(size=7)", ["b3", "f5", "c4"])
+    mover = state.current_player()
+    policy = random_policy(7, seed=3, values=True)
+    actions, _ = policy.values(state)
+    for visits, net in ((0, policy), (1000, random_policy(7, seed=3)), (1000, policy)):
+        # no visits, or a network without value heads: no virtual visits
+        search = routed(state, 2, 0, FLAT, prune_ratio=0.0, policy=net, policy_at=10**6,
+                        action_visits=visits)
+        search.run(state, Stopper(iterations=5))
+        children = search._subtree()[2]
+        assert len(children) == len(state.legal_actions())
+        if not (visits and net.has_values):
+            assert sum(c[1] for c in children) <= 5
+            continue
+        for move, n, w, *_ in children:
+            odds = 0.5 * (1.0 + float(actions[move]))
+            assert visits <= n <= visits + 5
+            assert abs(w - round(odds * visits)) <= n - visits
+    assert mover == 1              # White's action values, in the real frame, are its own
+    assert len({round(float(a), 3) for a in actions[state.legal_actions()]}) > 5
+    runs = []
+    for visits in (0, 16, 16):
+        search = routed(state, 9, 0, FLAT, policy=policy, policy_at=5, action_visits=visits)
+        result = search.run(state, Stopper(iterations=2000))
+        runs.append([(c.action, c.visits) for c in result.children])
+    assert runs[1] == runs[2] and runs[0] != runs[1]
+    with pytest.raises(ValueError, match="action_visits"):
+        RaveSearch(heuristic_for(state), search.params, action_visits=-1)
 
 
 def test_a_policy_for_another_board_is_left_out_and_bad_settings_refused() -> None:
