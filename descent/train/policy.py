@@ -459,6 +459,47 @@ def prior_accuracy(model_path: Path | None, labels_folder: Path,
         "positions": float(len(positions))}
 
 
+def value_accuracy(model_path: Path | None, labels_folder: Path,
+                   limit: int = 0) -> dict[str, float]:
+    """Pearson correlation with the labels' values, on the held-out positions of
+    ``labels_folder`` the search did not prove (the first ``limit``, 0: all), of the
+    Hex heuristics (``vc``, ``two_distance``) and, for a network with value heads, of its
+    value; all in player 0's view."""
+    from descent.nets.policy import load_policy
+    from descent.search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.games.hex import HexState
+    from descent.search_cy.games.registry import make_game
+
+    labels = load(labels_folder)
+    a = labels.arrays
+    positions = np.flatnonzero(held_out(labels) & ~a["proven"])
+    if limit:
+        positions = positions[:limit]
+    game = make_game(f"hex(size={labels.size})")
+    policy = load_policy(model_path, game) if model_path else None
+    names = ["vc", "two_distance"] + (["network"] if policy and policy.has_values else [])
+    heuristics = {name: heuristic_for(game, name) for name in names[:2]}
+    got: dict[str, list[float]] = {name: [] for name in names}
+    want: list[float] = []
+    for p in positions:
+        state = game.new_initial_state()
+        for m in labels.moves(int(p)):
+            state.apply_action(m)
+        if state.is_terminal():
+            continue
+        assert isinstance(state, HexState)
+        want.append(float(a["value"][p]))
+        for name, evaluator in heuristics.items():
+            got[name].append(float(evaluator.evaluate([state])[0]))
+        if "network" in got:
+            assert policy is not None
+            value = policy.values(state)[1]
+            got["network"].append(value if state.current_player() == 0 else -value)
+    target = np.asarray(want)
+    return {name: _correlation(np.asarray(v), target) for name, v in got.items()} | {
+        "positions": float(len(target))}
+
+
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                  seconds: float, positions: int = 12, seed: int = 5,
                  action_visits: int = 0) -> dict[str, float]:
@@ -515,6 +556,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="policy model file (none: the pattern prior only)")
     e.add_argument("labels", type=Path)
     e.add_argument("--limit", type=int, default=0, help="the first this many positions")
+    e.add_argument("--values", action="store_true",
+                   help="also the values' correlation with the labels: the heuristics' and "
+                        "a policy_value network's")
     b = sub.add_parser("bench", help="rave's simulations a second with the policy, against "
                                      "none in the same run")
     b.add_argument("model", type=Path)
@@ -547,4 +591,10 @@ def run(args: argparse.Namespace) -> int:
     for name, value in scores.items():
         print(f"{name:>16}: top-1 {value:.4f} ({count} held-out positions, "
               f"interval +-{1.96 * math.sqrt(value * (1 - value) / max(count, 1)):.4f})")
+    if args.values:
+        corr = value_accuracy(args.model, args.labels, args.limit)
+        count = int(corr.pop("positions"))
+        for name, value in corr.items():
+            print(f"{name:>16}: value correlation {value:.4f} ({count} held-out positions "
+                  "the search did not prove)")
     return 0

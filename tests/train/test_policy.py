@@ -18,6 +18,7 @@ from descent.train.policy import (
     prior_accuracy,
     search_speed,
     train,
+    value_accuracy,
 )
 
 PLAYER = Player(size=5, sims=200, branch=0.5)
@@ -113,6 +114,12 @@ def test_value_heads_learn_on_top_of_a_policy_they_start_from(labels_folder: Pat
     policy = load_policy(run / "model.dnet", "hex(size=5)")
     actions, value = policy.values(make_game("hex(size=5)").new_initial_state())
     assert actions.shape == (25,) and -1.0 <= value <= 1.0
+    corr = value_accuracy(run / "model.dnet", labels_folder)
+    assert set(corr) == {"vc", "two_distance", "network", "positions"}
+    assert corr["positions"] > 0
+    assert all(-1.0 <= corr[k] <= 1.0 for k in ("vc", "two_distance", "network"))
+    assert corr["vc"] > 0.2            # the heuristic knows who leads on a 5x5 board
+    assert set(value_accuracy(start, labels_folder)) == {"vc", "two_distance", "positions"}
     # the run started from the policy's tower: one epoch moved it, not replaced it
     import torch
 
