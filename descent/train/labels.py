@@ -79,6 +79,7 @@ class Player:
     policy: str = ""            # a move-policy model file for rave (expert iteration)
     policy_sha256: str = ""     # ... its weights' SHA-256, what the shards record
     policy_at: int = 300
+    action_visits: int = 0      # rave's virtual visits at a policy_value network's values
     spec: str = ""              # the game, when not Hex of ``size``
 
     @property
@@ -104,6 +105,8 @@ class Player:
                                "branch": self.branch}
         if self.policy:
             out |= {"policy_sha256": self.policy_sha256, "policy_at": self.policy_at}
+        if self.action_visits:
+            out["action_visits"] = self.action_visits
         return out
 
     @classmethod
@@ -181,6 +184,7 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
         for runner in (search, side):
             impl: Any = runner.impl
             impl.policy, impl.policy_at = policy, player.policy_at
+            impl.action_visits = player.action_visits
 
     def budget() -> Stopper:
         return Stopper(iterations=player.sims) if hex_game else Stopper(nodes=player.sims)
@@ -543,6 +547,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="move-policy model file the player searches with (expert iteration: "
                         "a folder holds one player's games)")
     g.add_argument("--policy-at", type=int, default=300, help="rave's policy_at")
+    g.add_argument("--action-visits", type=int, default=0,
+                   help="rave's action_visits (a policy_value network's action values)")
     g.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
     i = sub.add_parser("info", help="a labels folder's counts (rebuilds its manifest)")
     i.add_argument("folder", type=Path)
@@ -555,7 +561,8 @@ def run(args: argparse.Namespace) -> int:
         if args.game and args.policy:
             raise SystemExit("labels generate: --policy guides Hex of --size, not --game")
         player = (Player.with_policy(args.policy, args.policy_at, size=args.size,
-                                     sims=args.sims, branch=args.branch) if args.policy
+                                     sims=args.sims, branch=args.branch,
+                                     action_visits=args.action_visits) if args.policy
                   else Player.for_game(args.game, sims=args.sims, branch=args.branch)
                   if args.game else Player(size=args.size, sims=args.sims, branch=args.branch))
         started = time.monotonic()

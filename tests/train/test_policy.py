@@ -160,6 +160,26 @@ def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
     assert train([labels_folder, nxt], run, 1, config=PolicyConfig(preset="tiny"))["epoch"] == 1
 
 
+def test_a_player_with_action_values_records_them_and_searches_with_them(
+        tmp_path: Path) -> None:
+    from descent.nets.arch import policy_preset
+    from descent.nets.modelfile import make_model, save_model
+
+    path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny_value"), seed=4),
+                      tmp_path / "pv.dnet")
+    visits = {}
+    for av in (0, 50):
+        player = Player.with_policy(str(path), 1, size=5, sims=200, branch=0.0,
+                                    action_visits=av)
+        assert ("action_visits" in player.to_json()) == (av > 0)
+        folder = tmp_path / f"av{av}"
+        generate(folder, player, games=1)
+        shard = json.loads((folder / "manifest.json").read_text())["shards"][0]
+        assert shard["player"] == player.to_json()
+        visits[av] = load(folder).arrays["policy_visits"]
+    assert not np.array_equal(visits[0][:25], visits[50][:25])   # the same game's root
+
+
 def test_on_new_labels_the_best_model_is_chosen_anew(tmp_path: Path) -> None:
     import torch
 
