@@ -42,7 +42,7 @@ class Settings:
     policy_weight: float = field(default=1.0, metadata={
         "help": "the power of the policy network's probabilities in rave's prior (1: their "
                 "product with the pattern prior; 0.5: a softer network)"})
-    action_visits: int = field(default=0, metadata={
+    action_visits: int = field(default=8, metadata={
         "help": "virtual visits a rave child gets at the odds of its action value where the "
                 "policy network has value heads (read in the same pass; 0: none)"})
     heuristic: str = field(default="", metadata={

@@ -82,7 +82,7 @@ def test_a_shipped_policy_is_the_default_of_its_board_size_with_or_without_swap(
     path = SHIPPED_DIR / "policy" / SHIPPED_POLICIES[size]
     spec = read_metadata(path)["game"]["spec"]
     model = load_model(path, spec)
-    assert model.arch.output == "policy" and model.training.games > 0
+    assert model.arch.is_policy and model.training.games > 0
     assert path.name == f"hex-size{model.game.params['size']}.dnet"  # named for its training
     for swap in ("false", "true"):
         game = make_game(f"hex(size={size},swap={swap})")
