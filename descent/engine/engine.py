@@ -268,10 +268,15 @@ class Engine:
                 "terminal": "gain", "max_plies": 0}
 
     def describe(self) -> dict[str, Any]:
-        """Start-up facts for logs and ``version`` replies. Must not block."""
+        """Start-up facts for logs and ``version`` replies (``action_visits``: the virtual
+        visits at the policy's action values, 0 where it has no value heads). Must not
+        block."""
+        policy = getattr(self.search.impl, "policy", None)
+        actions = int(getattr(self.search.impl, "action_visits", 0)) if getattr(
+            policy, "has_values", False) else 0
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": self.evaluator_name, "policy": self.policy_name,
-                "hash_mb": self.settings.hash_mb,
+                "action_visits": actions, "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 
     # -- position (block only to stop a running search) --------------------------------

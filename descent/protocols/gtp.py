@@ -390,6 +390,8 @@ class GtpProtocol(GtpFramedProtocol):
 
         facts = self.engine.describe()
         policy = f" policy={facts['policy']}" if facts.get("policy") else ""
+        if facts.get("action_visits"):
+            policy += f" action_visits={facts['action_visits']}"
         return (f"{__version__} search={facts['search']} evaluator={facts['evaluator']}"
                 f"{policy} strength={facts['strength']}")
 

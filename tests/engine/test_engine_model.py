@@ -105,6 +105,7 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     e = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
     impl = e.search.impl
     assert e.search_name == "rave" and isinstance(getattr(impl, "policy", None), HexPolicy)
+    assert e.describe()["action_visits"] == 0          # no value heads to read
     first = e.think(Limits(iterations=300)).move
     again = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
     assert again.think(Limits(iterations=300)).move == first       # deterministic by seed

@@ -91,6 +91,11 @@ def test_a_shipped_policy_is_the_default_of_its_board_size_with_or_without_swap(
         assert load_policy(path, game).n == size
     engine = Engine(Settings(game=f"hex(size={size})", hash_mb=16, seed=1))
     assert engine.describe()["policy"] == path.name
+    # the shipped network's value heads are read (version says so), unless asked not to
+    assert engine.describe()["action_visits"] == Settings().action_visits > 0
+    assert model.arch.output == "policy_value"
+    assert Engine(Settings(game=f"hex(size={size})", hash_mb=16, action_visits=0)
+                  ).describe()["action_visits"] == 0
     decision = engine.think(Limits(iterations=500))
     assert decision.move in [engine.state.action_to_string(a)
                              for a in engine.state.legal_actions()]
