@@ -166,7 +166,7 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
         sign = 1.0 if side == 0 else -1.0          # player 0's view -> the side to move's
         value[row] = sign * float(a["value"][p])
         for slot in range(2):
-            if cells[p, slot] >= 0:
+            if 0 <= cells[p, slot] < n * n:        # a cell (the swap has no plane)
                 cell = np.zeros(n * n, np.int64)
                 cell[cells[p, slot]] = 1
                 action_cell[row, slot] = int(np.argmax(_canonical_cells(cell, n, side)))

@@ -28,6 +28,7 @@ cdef class HexPolicy:
     cdef float* vhead
     cdef float vhead_bias
 
+    cdef int _load_values(self, dict values, int f) except -1
     cdef int _tower(self, float* a, float* b, float* c) noexcept nogil
     cdef size_t _layer_floats(self) noexcept nogil
     cdef size_t c_scratch_floats(self) noexcept nogil

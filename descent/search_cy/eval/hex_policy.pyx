@@ -3,10 +3,10 @@
 and MoHex 3HNN's value heads when it has them).
 
 The network (nets/arch.py, output ``policy``: a ``conv`` or ``resnet`` tower, then a 1x1
-convolution to one plane; ``policy_value``: the value heads as well) reads the kernel's encoding in the side to move's view (Black to
-move: symmetry 0; White: symmetry 2, the transpose with the colours exchanged; training's
-convention, ``train/policy.py``) and gives a logit to each cell inside the encoding's
-border. ``c_prior`` turns them into the softmax over the empty cells, in the real frame.
+convolution to one plane; ``policy_value``: the value heads as well) reads the kernel's
+encoding in the side to move's view (Black to move: symmetry 0; White: symmetry 2, the
+transpose with the colours exchanged; training's convention, ``train/policy.py``) and
+gives a logit to each cell inside the encoding's border. ``c_prior`` turns them into the softmax over the empty cells, in the real frame.
 With the value heads, the same pass (``c_forward``) gives each cell's action value and
 the position's value, for the side to move.
 The convolutions are conv_kernel.h's, over planes with a ring of zeros, without the GIL;
@@ -107,7 +107,8 @@ cdef class HexPolicy:
         if self.has_values:
             self._load_values(values, hw.shape[0])
 
-    def _load_values(self, dict values, int f):
+    cdef int _load_values(self, dict values, int f) except -1:
+        """Checks and copies the value heads' weights for a tower of ``f`` planes."""
         cdef int i, k
         try:
             vconv = np.asarray(values["vconv.weight"], np.float32).reshape(f, f)
@@ -150,6 +151,7 @@ cdef class HexPolicy:
         self.qhead_bias = qhead_b[0]
         self.qglobal_bias = qglobal_b[0]
         self.vhead_bias = vhead_b[0]
+        return 0
 
     def __dealloc__(self):
         cdef int k
