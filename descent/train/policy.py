@@ -88,6 +88,11 @@ def _canonical_cells(values: npt.NDArray[Any], size: int, side: int) -> npt.NDAr
     return values.reshape(size, size).T.reshape(-1)
 
 
+def _canonical_cell(cell: int, size: int, side: int) -> int:
+    """A cell moved into the canonical frame (symmetry 2 is the transpose)."""
+    return cell if side == 0 else (cell % size) * size + cell // size
+
+
 def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
     """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY)."""
     seeds = labels.arrays["game_seed"]
@@ -160,16 +165,12 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> Examples:
         empty[state.legal_actions()] = True
         legal[row] = _canonical_cells(empty, n, side)
         target[row] = _canonical_cells(labels.policy(p), n, side)
-        one = np.zeros(n * n, np.int64)
-        one[int(a["best"][p])] = 1
-        best[row] = int(np.argmax(_canonical_cells(one, n, side)))
+        best[row] = _canonical_cell(int(a["best"][p]), n, side)
         sign = 1.0 if side == 0 else -1.0          # player 0's view -> the side to move's
         value[row] = sign * float(a["value"][p])
         for slot in range(2):
             if 0 <= cells[p, slot] < n * n:        # a cell (the swap has no plane)
-                cell = np.zeros(n * n, np.int64)
-                cell[cells[p, slot]] = 1
-                action_cell[row, slot] = int(np.argmax(_canonical_cells(cell, n, side)))
+                action_cell[row, slot] = _canonical_cell(int(cells[p, slot]), n, side)
                 action_value[row, slot] = sign * float(values[p, slot])
         if extra >= 0:
             state.undo()
