@@ -25,6 +25,7 @@ from descent.search_cy.eval.evaluator import Evaluator
 from descent.search_cy.games.registry import Game, make_game
 from descent.search_cy.games.state import GameState, IllegalActionError
 from descent.search_cy.search.api import (
+    BEST_FIRST,
     SearchParams,
     SearchResult,
     SearchRunner,
@@ -173,42 +174,78 @@ class Engine:
             params = SearchParams(hash_mb=settings.hash_mb, seed=settings.seed,
                                   terminal=terminal, max_plies=max_plies,
                                   threads=settings.threads, gather=scoring["on_gpu"])
-            if search_name == "rave" and network:
-                search = self._rave_with_value(evaluator, settings, game, params)
+            policy_name = ""
+            if search_name == "rave":
+                search = (self._rave_with_value(evaluator, settings, game, params) if network
+                          else make_search(search_name, evaluator, params))
+                policy_name = self._attach_policy(search, settings, game)
             else:
+                evaluator, policy_name = self._action_values(evaluator, search_name,
+                                                             settings, game)
                 search = make_search(search_name, evaluator, params)
-            built.update(search_name=search_name, search=search,
-                         policy_name=self._attach_policy(search, search_name, settings, game))
+            built.update(search_name=search_name, search=search, policy_name=policy_name)
         return built
 
     @staticmethod
-    def _attach_policy(search: SearchRunner, search_name: str, settings: Settings,
-                       game: Game) -> str:
-        """Gives ``rave`` its move-policy network (the setting's, else the shipped one) and
-        returns its file name ("" for none); a policy named for any other search is an
-        error."""
+    def _load_policy(settings: Settings, game: Game) -> tuple[Any, str]:
+        """The move-policy network (the setting's, else the shipped one for the board
+        size) and its file name, or (None, "")."""
         from descent.engine.models import resolve_policy
 
         path = resolve_policy(settings.policy, game)
         if path is None:
-            return ""
-        if search_name != "rave":
-            if settings.policy:
-                raise EngineError(f"policy={settings.policy}: a move-policy network guides "
-                                  f"the rave search on Hex, not {search_name}")
-            return ""
+            return None, ""
         from descent.nets.modelfile import ModelFileError
         from descent.nets.policy import load_policy
 
         try:
+            return load_policy(str(path), game), path.name
+        except ModelFileError as exc:
+            raise EngineError(str(exc)) from None
+
+    @classmethod
+    def _attach_policy(cls, search: SearchRunner, settings: Settings, game: Game) -> str:
+        """Gives ``rave`` its move-policy network and returns its file name ("" for
+        none)."""
+        policy, name = cls._load_policy(settings, game)
+        if policy is not None:
             impl: Any = search.impl
-            impl.policy = load_policy(str(path), game)
+            impl.policy = policy
             impl.policy_at = settings.policy_at
             impl.policy_weight = settings.policy_weight
             impl.action_visits = settings.action_visits
-        except ModelFileError as exc:
-            raise EngineError(str(exc)) from None
-        return path.name
+        return name
+
+    @classmethod
+    def _action_values(cls, evaluator: Evaluator, search_name: str, settings: Settings,
+                       game: Game) -> tuple[Evaluator, str]:
+        """The evaluator of a search other than ``rave``, and the policy file it reads
+        ("" for none): a best-first search over the Hex heuristic values its expansions'
+        children by a policy network's action values (eval/hex_actions.pyx), when the
+        policy (the setting's, else the shipped one) has value heads. A policy named for a
+        search that cannot read it is an error."""
+        from descent.search_cy.eval.evaluator import HeuristicEvaluator
+
+        if search_name not in BEST_FIRST or not isinstance(evaluator, HeuristicEvaluator):
+            if settings.policy and settings.policy.lower() != "none":
+                reader = ("a network model's search" if search_name in BEST_FIRST
+                          else search_name)
+                raise EngineError(f"policy={settings.policy}: a move-policy network guides "
+                                  "rave, and its value heads the best-first searches over "
+                                  f"the Hex heuristic (model=none), not {reader}")
+            return evaluator, ""
+        policy, name = cls._load_policy(settings, game)
+        if policy is None:
+            return evaluator, ""
+        if not policy.has_values:
+            if settings.policy:
+                raise EngineError(f"policy={settings.policy}: {search_name} reads a policy "
+                                  "network's action values, and this one has no value "
+                                  "heads (nets/arch.py policy_value)")
+            return evaluator, ""
+        from descent.search_cy.eval.hex_actions import HexActionEvaluator
+
+        return HexActionEvaluator(policy, evaluator), name
 
     @staticmethod
     def _rave_with_value(network: Evaluator, settings: Settings, game: Game,
@@ -268,14 +305,18 @@ class Engine:
                 "terminal": "gain", "max_plies": 0}
 
     def describe(self) -> dict[str, Any]:
-        """Start-up facts for logs and ``version`` replies (``action_visits``: the virtual
-        visits at the policy's action values, 0 where it has no value heads). Must not
-        block."""
+        """Start-up facts for logs and ``version`` replies (``action_visits``: rave's
+        virtual visits at the policy's action values, 0 where it has no value heads;
+        ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
+        values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
         actions = int(getattr(self.search.impl, "action_visits", 0)) if getattr(
             policy, "has_values", False) else 0
+        evaluator = self.evaluator_name
+        if self.search.evaluator is not self.evaluator:
+            evaluator = f"action-values:{self.policy_name}+{evaluator}"
         return {"game": self.game.spec, "search": self.search_name,
-                "evaluator": self.evaluator_name, "policy": self.policy_name,
+                "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 

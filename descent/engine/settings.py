@@ -33,9 +33,10 @@ class Settings:
         "help": "value network file (default: the shipped network for the game, if any, "
                 "else the heuristic evaluator)"})
     policy: str = field(default="", metadata={
-        "help": "Hex move-policy network file for the rave search (its word multiplies the "
-                "pattern prior at nodes of enough visits; default: the shipped policy for "
-                "the game, if any; none: the patterns alone)"})
+        "help": "Hex move-policy network file: rave's move prior (its word multiplies the "
+                "pattern prior at nodes of enough visits) and, with value heads, the "
+                "best-first searches' values of an expansion's children (default: the "
+                "shipped policy for the game, if any; none: neither)"})
     policy_at: int = field(default=300, metadata={
         "help": "visits of a rave node before the policy network weighs its children's prior "
                 "(the root at once)"})

@@ -36,7 +36,7 @@ from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.games.sampling import random_action
 from descent.search_cy.games.state import GameState
-from descent.search_cy.search.api import SearchParams, make_search, search_plays
+from descent.search_cy.search.api import BEST_FIRST, SearchParams, make_search, search_plays
 from descent.search_cy.search.stopper import Stopper
 
 GAMES = {
@@ -44,7 +44,6 @@ GAMES = {
     "einstein": ("einstein", 20),
     "dicechess": ("dicechess", 16),
 }
-BEST_FIRST = ("ubfm", "ubfms", "descent", "mcts")
 # MCTS with RAVE and playouts (Hex only): simulations, each a playout to the end
 RAVE_ITERATIONS = 20000
 # descent iterations run to the end of the game: far fewer of them for the same work

@@ -122,7 +122,45 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     with pytest.raises(EngineError, match="value network"):
         e.set_option("policy", str(hex5_model_file))
     assert getattr(e.search.impl, "policy", "absent") is None       # the engine as it was
-    with pytest.raises(EngineError, match="not ubfms"):
+    with pytest.raises(EngineError, match="no value heads"):
         Engine(Settings(game="hex(size=5)", policy=str(path), search="ubfms", hash_mb=16))
     with pytest.raises(ValueError, match="does not exist"):
         e.set_option("policy", str(tmp_path / "missing.dnet"))
+
+
+def test_best_first_searches_value_children_by_a_policys_action_values(
+        hex5_model_file: Path, tmp_path: Path) -> None:
+    from descent.engine.engine import EngineError
+    from descent.nets.arch import policy_preset
+    from descent.nets.modelfile import make_model
+    from descent.search_cy.eval.evaluator import HeuristicEvaluator
+    from descent.search_cy.eval.hex_actions import HexActionEvaluator
+
+    path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny_value"), seed=2),
+                      tmp_path / "values.dnet")
+    for search in ("ubfms", "ubfm", "descent", "mcts"):
+        e = Engine(Settings(game="hex(size=5)", policy=str(path), search=search,
+                            hash_mb=16, seed=1))
+        assert isinstance(e.search.evaluator, HexActionEvaluator)
+        assert e.describe()["evaluator"] == "action-values:values.dnet+heuristic:vc"
+        assert e.describe()["policy"] == "values.dnet"
+    first = e.think(Limits(iterations=200)).move
+    again = Engine(Settings(game="hex(size=5)", policy=str(path), search="mcts",
+                            hash_mb=16, seed=1))
+    assert again.think(Limits(iterations=200)).move == first       # deterministic by seed
+    # rave reads the same file as its move prior, over the heuristic evaluator
+    e.set_option("search", "rave")
+    assert type(e.search.evaluator) is not HexActionEvaluator
+    assert isinstance(e.search.evaluator, HeuristicEvaluator)
+    assert e.describe()["evaluator"] == "heuristic:vc" and e.describe()["action_visits"] > 0
+    e.set_option("search", "ubfms")
+    e.set_option("policy", "none")
+    assert e.describe()["evaluator"] == "heuristic:vc" and e.describe()["policy"] == ""
+    e.set_option("policy", str(path))
+    with pytest.raises(EngineError, match="not expectiminimax"):
+        e.set_option("search", "expectiminimax")
+    assert e.search_name == "ubfms"                                 # the engine as it was
+    assert isinstance(e.search.evaluator, HexActionEvaluator)
+    with pytest.raises(EngineError, match="a network model's search"):
+        Engine(Settings(game="hex(size=5)", model=str(hex5_model_file), policy=str(path),
+                        search="ubfms", hash_mb=16))

@@ -45,6 +45,8 @@ cdef class HeuristicEvaluator(Evaluator):
     """Subclasses implement c_heuristic, called without the GIL."""
     cdef double w[MAX_WEIGHTS]           # tunable weights, in the class's WEIGHTS order
     cdef double c_heuristic(self, GameState s) noexcept nogil
+    cdef bint c_children(self, GameState s, int n, const int* actions,
+                         double* out) noexcept nogil
 
 
 cdef class BatchEvaluator(Evaluator):

@@ -179,6 +179,14 @@ cdef class HeuristicEvaluator(Evaluator):
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         return 0.0
 
+    cdef bint c_children(self, GameState s, int n, const int* actions,
+                         double* out) noexcept nogil:
+        """The values (player 0's view) of the children ``actions`` of ``s`` from one
+        pass over ``s`` (a network's action values: MoHex 3HNN's head) into ``out``, NaN
+        for a child it cannot value so; False when this evaluator values children one by
+        one (c_heuristic on each). The base values them one by one."""
+        return False
+
     cdef int c_add(self, GameState s) except -1:
         if self.n_pending >= self.capacity:
             self.c_reserve(2 * self.capacity + 64)

@@ -16,7 +16,8 @@ ctypedef struct Worker:
     int* acts
     double* probs
     double* vals
-    double* out          # a batch evaluator's values (cap + 1: the MCTS leaf first)
+    double* out          # a batch evaluator's values (cap + 1: the MCTS leaf first), or
+    #                      the children's from one pass over their parent (c_children)
     int8_t* term         # 0: valued; 1, 2, 3: terminal, resolved with c = -1, 0, 1
     int64_t* path_node
     int32_t* path_child

@@ -163,17 +163,21 @@ cdef void value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules*
                           int n) noexcept nogil:
     """The n children of s (w.acts) valued into w.vals and w.term by a C heuristic, and
     (MCTS) s itself into w.leaf_value; the counts are the worker's, added to the
-    evaluator's when the search ends (a batch is an expansion that valued a state)."""
+    evaluator's when the search ends (a batch is an expansion that valued a state). An
+    evaluator that values children from one pass over s (c_children) values them so."""
     cdef int i
     cdef long long before = w.evaluations
+    cdef bint pooled
     if rules.mcts:
         w.leaf_value = hev.c_heuristic(s)
         w.evaluations += 1
+    pooled = hev.c_children(s, n, w.acts, w.out)
     for i in range(n):
         s.c_apply(w.acts[i])
         w.nodes += 1
         if not _terminal_child(w, s, rules, i):
-            w.vals[i] = hev.c_heuristic(s)
+            # a NaN (x != x) is a child the one pass could not value
+            w.vals[i] = w.out[i] if pooled and w.out[i] == w.out[i] else hev.c_heuristic(s)
             w.evaluations += 1
         s.c_undo()
     if w.evaluations != before:

@@ -23,8 +23,8 @@ from descent.search_cy.search.terminal import KINDS as TERMINAL_NAMES
 if TYPE_CHECKING:
     from descent.search_cy.search.bestfirst import BestFirstSearch
 
-__all__ = ["CHANCE_SAMPLING", "TERMINAL_KINDS", "ChildStat", "SearchParams", "SearchResult",
-           "SearchRunner", "make_search", "registered_searches", "search_plays"]
+__all__ = ["BEST_FIRST", "CHANCE_SAMPLING", "TERMINAL_KINDS", "ChildStat", "SearchParams",
+           "SearchResult", "SearchRunner", "make_search", "registered_searches", "search_plays"]
 
 # terminal.pxd's TerminalKind codes by name, in terminal.pyx's order
 TERMINAL_KINDS = {name: code for code, name in enumerate(TERMINAL_NAMES)}
@@ -88,6 +88,11 @@ _SEARCHES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "mcts": ("descent.search_cy.search.bestfirst", "BestFirstSearch", {"mode": "mcts"}),
     "rave": ("descent.search_cy.search.rave", "RaveSearch", {}),
 }
+
+
+# the searches over bestfirst.pyx's tree (they value every child of an expansion)
+BEST_FIRST: tuple[str, ...] = tuple(
+    name for name, (module, _, _) in _SEARCHES.items() if module.endswith(".bestfirst"))
 
 
 # searches that play only some games (by the game's name); the others play every game
