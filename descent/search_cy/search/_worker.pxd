@@ -19,6 +19,7 @@ ctypedef struct Worker:
     double* out          # a batch evaluator's values (cap + 1: the MCTS leaf first), or
     #                      the children's from one pass over their parent (c_children)
     int8_t* term         # 0: valued; 1, 2, 3: terminal, resolved with c = -1, 0, 1
+    int8_t* keep         # the evaluator's knowledge: the actions that may avoid a loss
     int64_t* path_node
     int32_t* path_child
     uint64_t rng
@@ -50,6 +51,6 @@ cdef void free_workers(Worker* workers, int n) noexcept
 cdef void reset_workers(Worker* workers, int n, uint64_t rng) noexcept
 cdef int settle_workers(Worker* workers, int n, list evaluators, bint heuristic) except -1
 cdef int worker_actions(Worker* w, GameState s, uint64_t det_seed) noexcept nogil
-cdef void value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules* rules,
-                          int n) noexcept nogil
+cdef int value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules* rules,
+                         int n) noexcept nogil
 cdef int value_batch(Worker* w, GameState s, Evaluator ev, Rules* rules, int n) except -1

@@ -13,7 +13,8 @@ from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
 from libc.stdlib cimport malloc, calloc, free
 
 from descent.search_cy.games.state cimport GameState, CHANCE
-from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator, BatchEvaluator
+from descent.search_cy.eval.evaluator cimport (
+    Evaluator, HeuristicEvaluator, BatchEvaluator, KNOW_MUSTPLAY)
 from descent.search_cy.search.terminal cimport terminal_value
 
 
@@ -75,10 +76,11 @@ cdef Worker* new_workers(int n, int cap) except NULL:
         w.vals = <double*>malloc(cap * sizeof(double))
         w.out = <double*>malloc((cap + 1) * sizeof(double))
         w.term = <int8_t*>malloc(cap * sizeof(int8_t))
+        w.keep = <int8_t*>malloc(cap * sizeof(int8_t))
         w.path_node = <int64_t*>malloc(MAX_PATH * sizeof(int64_t))
         w.path_child = <int32_t*>malloc(MAX_PATH * sizeof(int32_t))
-        if not (w.acts and w.probs and w.vals and w.out and w.term and w.path_node
-                and w.path_child):
+        if not (w.acts and w.probs and w.vals and w.out and w.term and w.keep
+                and w.path_node and w.path_child):
             free_workers(workers, n)
             raise MemoryError()
     return workers
@@ -94,6 +96,7 @@ cdef void free_workers(Worker* workers, int n) noexcept:
         free(workers[t].vals)
         free(workers[t].out)
         free(workers[t].term)
+        free(workers[t].keep)
         free(workers[t].path_node)
         free(workers[t].path_child)
     free(workers)
@@ -159,15 +162,39 @@ cdef inline bint _terminal_child(Worker* w, GameState s, Rules* rules, int i) no
     return True
 
 
-cdef void value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules* rules,
-                          int n) noexcept nogil:
+cdef int _must_play(Worker* w, GameState s, HeuristicEvaluator hev, int n) noexcept nogil:
+    """The actions of s (w.acts) cut to those the evaluator's knowledge keeps where it
+    proves every other loses (a KNOW_MUSTPLAY: Hex's VC evaluator, when the opponent is
+    one move from a connection); their number. Sound: only proven losses go, so the
+    node's exact value is unchanged; nothing goes if nothing would be left."""
+    cdef int i, k = 0
+    if s.c_player() == CHANCE or hev.c_knowledge(s, w.keep) != KNOW_MUSTPLAY:
+        return n
+    for i in range(n):
+        if w.keep[w.acts[i]]:
+            k += 1
+    if k == 0:
+        return n
+    k = 0
+    for i in range(n):
+        if w.keep[w.acts[i]]:
+            w.acts[k] = w.acts[i]
+            k += 1
+    return k
+
+
+cdef int value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules* rules,
+                         int n) noexcept nogil:
     """The n children of s (w.acts) valued into w.vals and w.term by a C heuristic, and
     (MCTS) s itself into w.leaf_value; the counts are the worker's, added to the
-    evaluator's when the search ends (a batch is an expansion that valued a state). An
-    evaluator that values children from one pass over s (c_children) values them so."""
+    evaluator's when the search ends (a batch is an expansion that valued a state). The
+    children its knowledge proves lost are left out first (_must_play); an evaluator that
+    values children from one pass over s (c_children) values them so. Returns the
+    number of children kept."""
     cdef int i
     cdef long long before = w.evaluations
     cdef bint pooled
+    n = _must_play(w, s, hev, n)
     if rules.mcts:
         w.leaf_value = hev.c_heuristic(s)
         w.evaluations += 1
@@ -182,6 +209,7 @@ cdef void value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules*
         s.c_undo()
     if w.evaluations != before:
         w.batches += 1
+    return n
 
 
 cdef int _value_encoded(Worker* w, GameState s, BatchEvaluator ev, Rules* rules,

@@ -433,7 +433,7 @@ cdef class BestFirstSearch:
             return EXPAND_FULL
         self._unlock()
         if self.heuristic:
-            value_heuristic(w, s, hev, &self.rules, n)
+            n = value_heuristic(w, s, hev, &self.rules, n)
         else:
             n = self._value_batch(w, s, ev, n)
         self._lock()

@@ -641,3 +641,27 @@ def test_equal_children_are_ordered_by_the_evaluators_move_priors(mode: str) -> 
 def test_evaluators_without_move_priors_leave_the_choice_alone() -> None:
     state = make_game("hex(size=5)").new_initial_state()
     assert ZeroEvaluator().move_priors(state) is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_expansion_keeps_only_the_moves_the_knowledge_does_not_prove_lost(
+        mode: str) -> None:
+    """Black c1 c2 c4 c5 against White a1 a2 a3, White to move: Black threatens c3, so the
+    VC evaluator's knowledge keeps c3 and Black's captured cells (test_hex_vc.py); the
+    search expands the root with those alone and still reaches its exact value. An
+    evaluator without knowledge keeps every move."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+
+    state = make_game("hex(size=5)").new_initial_state()
+    for move in ["c1", "a1", "c2", "a2", "c4", "a3", "c5"]:
+        state.apply_move(move)
+    first = make_search(mode, heuristic_for(state, "vc"), SearchParams(hash_mb=8)).run(
+        state, Stopper(iterations=1))
+    assert sorted(state.action_to_string(c.action) for c in first.children) == [
+        "c3", "d4", "d5", "e4", "e5"]
+    plain = make_search(mode, ZeroEvaluator(), SearchParams(hash_mb=8)).run(
+        state, Stopper(iterations=1))
+    assert len(plain.children) == len(state.legal_actions())
+    solved = make_search(mode, heuristic_for(state, "vc"), SearchParams(hash_mb=8)).run(
+        state, Stopper(nodes=5_000_000))
+    assert solved.resolved and solved.value == solve_hex(state, {})
