@@ -4,10 +4,12 @@
 bestfirst.pyx runs one iteration routine over workers: the serial search is one worker
 (on the caller's state and evaluator), a parallel search one per thread. An expansion
 lists the state's actions (a determinized game keeps the one outcome ``fixed_outcome``
-draws at a chance state) and values every child: terminal children by the terminal
-rule, the others by the evaluator in one batch (with MCTS the state itself first, the
-simulation's return). A C heuristic is called without the GIL; any other evaluator
-queues and flushes with it (a BatchEvaluator's encodings are written without it).
+draws at a chance state), leaves out those a C heuristic's knowledge proves lost, and
+values every child: terminal children by the terminal rule, the others by the evaluator
+in one batch (with MCTS the state itself first, the simulation's return). A C heuristic
+is called without the GIL, once a child or once for all of them (``c_children``); any
+other evaluator queues and flushes with it (a BatchEvaluator's encodings are written
+without it).
 """
 from libc.stdint cimport uint64_t, int8_t, int32_t, int64_t
 from libc.stdlib cimport malloc, calloc, free

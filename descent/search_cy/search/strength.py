@@ -57,8 +57,9 @@ GAME_LEVELS: dict[str, dict[str, float]] = {
             "intermediate": 1.807, "advanced": 2.467, "expert": 3.577, "master": 7.956},
     # Hex 11x11 with UBFM_s (its stored tree) over the C heuristic, 20,000 nodes a move
     # (docs/results/papers.md). A network's values are read on the same scale (a win is 1,
-    # rminimax.pyx), so UBFM_s with a network uses them too, though they were measured
-    # over the heuristic's. Other Hex searches keep STRENGTH_LEVELS.
+    # rminimax.pyx), so UBFM_s with a network or a policy's action values (at 11x11 by
+    # default, eval/hex_actions.pyx) uses them too, though they were measured over the
+    # heuristic's. Other Hex searches keep STRENGTH_LEVELS.
     "hex:ubfms": {"random": 0.001, "beginner": 0.1785, "novice": 1.213, "casual": 4.519,
                   "intermediate": 6.686, "advanced": 14.49, "expert": 26.0, "master": 54.24},
 }
