@@ -32,7 +32,8 @@ positions the search did not prove (``value_corr``) and of the action values wit
 with the optimiser, ``metrics.jsonl``, the best held-out model as ``model.dnet``: the best
 top-1, or with value heads the lowest held-out loss) and resumes from it with more epochs,
 on whatever labels the folder then holds (on a new held-out set, the best model is chosen
-anew). ``--init`` starts a new run from a policy network's tower and policy head.
+anew). ``--init`` starts a new run from the tensors a policy network shares with it (the
+tower and the policy head, and the value heads where both have them).
 """
 
 from __future__ import annotations
@@ -334,8 +335,9 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     torch.manual_seed(cfg.seed)
     weights = init_weights(arch, tuple(train_set.x.shape[1:]), cfg.seed)
     if cfg.init:
-        # the tensors the two networks share (the tower and the policy head): a value
-        # head learned on top of a policy that already knows the moves
+        # the tensors the two networks share (the tower, the policy head and any value
+        # heads both have): value heads learned on top of a policy that already knows
+        # the moves, or the next generation from the last
         start = load_model(cfg.init, game)
         if not start.arch.is_policy or start.arch.filters != arch.filters or \
                 start.arch.family != arch.family:
@@ -549,8 +551,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="run folder: config, checkpoint, metrics, model.dnet")
     t.add_argument("--epochs", type=int, required=True, help="train until this many epochs")
     t.add_argument("--preset", default="policy", help="architecture preset of a new run")
-    t.add_argument("--init", default="", help="a policy model file whose tower and policy "
-                                              "head start a new run")
+    t.add_argument("--init", default="", help="a policy model file whose shared tensors "
+                                              "(tower, heads) start a new run")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
     e = sub.add_parser("eval", help="top-1 of the priors on a labels folder's held-out games")
     e.add_argument("model", type=Path, nargs="?", default=None,
