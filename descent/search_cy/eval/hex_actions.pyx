@@ -26,8 +26,10 @@ from descent.search_cy.games.hex cimport HexState
 from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 from descent.search_cy.eval.hex_policy cimport HexPolicy
 
-cdef double SCALE = 0.97    # hex_eval.pyx's VC_CLIP: learned values stay below a proof
-cdef double PROVEN = 0.99   # hex_eval.pyx's VC_WIN: the VC evaluator found a connection
+from descent.search_cy.eval.hex_eval import VC_VALUES as _VC
+
+cdef double SCALE = _VC["clip"]    # learned values stay below a proof
+cdef double PROVEN = _VC["win"]    # the VC evaluator found a connection
 
 
 cdef class HexActionEvaluator(HeuristicEvaluator):

@@ -6,6 +6,8 @@ from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.games.hex import HexState
 from descent.search_cy.games.state import GameState
 
+VC_VALUES: dict[str, float]
+
 @disjoint_base
 class HexEvaluator(HeuristicEvaluator):
     def __init__(self) -> None: ...

@@ -396,6 +396,8 @@ ZIG_A[1][:] = [-1, -1, 0, 1, -1, 0, 1, 2]
 # VC evaluator clips at VC_CLIP), below the resolved +-1 of a terminal state.
 cdef double VC_WIN = 0.99
 cdef double VC_CLIP = 0.97
+# for the evaluators that keep the VC evaluator's scale (eval/hex_actions.pyx)
+VC_VALUES = {"win": VC_WIN, "clip": VC_CLIP}
 
 
 cdef inline int _edge_flip(int bit, int n, int x, int y) noexcept nogil:

@@ -172,17 +172,11 @@ cdef int _must_play(Worker* w, GameState s, HeuristicEvaluator hev, int n) noexc
     cdef int i, k = 0
     if s.c_player() == CHANCE or hev.c_knowledge(s, w.keep) != KNOW_MUSTPLAY:
         return n
-    for i in range(n):
-        if w.keep[w.acts[i]]:
-            k += 1
-    if k == 0:
-        return n
-    k = 0
-    for i in range(n):
+    for i in range(n):       # k <= i: a kept action moves down, none is lost
         if w.keep[w.acts[i]]:
             w.acts[k] = w.acts[i]
             k += 1
-    return k
+    return k if k else n     # nothing kept: nothing was written either
 
 
 cdef int value_heuristic(Worker* w, GameState s, HeuristicEvaluator hev, Rules* rules,
