@@ -21,7 +21,8 @@ extensions = [
     Extension(
         str(path.with_suffix("")).replace("/", "."),
         [str(path)],
-        include_dirs=[np.get_include()],
+        # the kernels' C headers, which a module cimporting a kernel also includes
+        include_dirs=[np.get_include(), "descent/search_cy/games"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         # no FMA contraction: a network value must not depend on the CPU it runs on
         extra_compile_args=["-O3", "-ffp-contract=off"],

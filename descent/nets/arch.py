@@ -11,6 +11,12 @@ Two families from the Descent papers' protocols, and one for speed:
   weight rows a position: the native evaluator (search_cy/eval/mlp_eval.pyx) runs it inside
   the search, without the GIL, about ten times cheaper than a convolutional network
   through ONNX Runtime (still several times a C heuristic; ``filters`` is 0).
+- ``nnue`` (dice chess): Stockfish's efficiently updatable network. ``fc[0]`` is the
+  width of the feature transformer ``ft`` over the 768 piece-square inputs of each side's
+  view (the side to move's first), whose sums the position keeps up to date move by move
+  (search_cy/games/dicechess_nnue.h); ``fc[1:]`` the head's hidden widths over both views'
+  clamped sums and 11 context inputs (the die, castling rights, en passant). Its ``ft``
+  weights are whole multiples of 1/1024 (``quantise_nnue``), so the kept sums are exact.
 
 ReLU everywhere; the output is ``tanh`` (classic gain, values in [-1, 1]), ``linear``
 (depth and other reinforcement heuristics) or ``policy``: a move prior, where a ``conv``
@@ -40,7 +46,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-FAMILIES = ("resnet", "conv", "mlp")
+FAMILIES = ("resnet", "conv", "mlp", "nnue")
+NNUE_FEATURES = 768          # 2 colours x 6 piece types x 64 squares, a view
+NNUE_CONTEXT = 11            # the die (6), castling rights (4), en passant (1)
+NNUE_Q = 1024                # ft weights are whole multiples of 1 / NNUE_Q
+NNUE_INPUT = (24, 8, 8)      # the dice-chess encoding it reads (nets/encoding.py)
 OUTPUTS = ("tanh", "linear", "policy", "policy_value")
 POLICY_OUTPUTS = ("policy", "policy_value")
 
@@ -67,18 +77,24 @@ class Architecture:
         if self.output not in OUTPUTS:
             raise ValueError(f"unknown output activation {self.output!r} "
                              f"(known: {', '.join(OUTPUTS)})")
-        if self.family == "mlp":
+        if self.family in ("mlp", "nnue"):
             if self.filters or self.blocks or self.convs:
-                raise ValueError("the mlp family has no convolutions: filters, blocks and "
-                                 "convs must be 0")
+                raise ValueError(f"the {self.family} family has no convolutions: filters, "
+                                 f"blocks and convs must be 0")
             if not self.fc:
-                raise ValueError("the mlp family needs at least one fully connected layer")
+                raise ValueError(f"the {self.family} family needs at least one fully "
+                                 f"connected layer")
+            if self.family == "nnue" and (self.fc[0] % 16 or not 16 <= self.fc[0] <= 256):
+                raise ValueError("an nnue's feature transformer width (fc[0]) is a multiple "
+                                 "of 16 from 16 to 256")
         elif self.filters < 1 or self.blocks < 0 or self.convs < 0:
             raise ValueError("filters must be >= 1, blocks and convs >= 0")
         if self.family == "conv" and self.convs < 1:
             raise ValueError("the conv family needs convs >= 1")
         if any(width < 1 for width in self.fc):
             raise ValueError("fully connected widths must be >= 1")
+        if self.is_policy and self.family == "nnue":
+            raise ValueError("the nnue family is a value network")
         if self.output == "policy" and (self.family == "mlp" or self.fc):
             raise ValueError("a policy network is a convolutional tower without fully "
                              "connected layers (family conv or resnet, fc empty)")
@@ -124,6 +140,10 @@ def mlp(fc: tuple[int, ...], preset: str = "") -> Architecture:
     return Architecture("mlp", 0, fc=fc, preset=preset)
 
 
+def nnue(fc: tuple[int, ...], preset: str = "") -> Architecture:
+    return Architecture("nnue", 0, fc=fc, preset=preset)
+
+
 # Presets per game. ``paper``: the Descent papers' networks. ``cpu``: sized so a search on
 # 2 CPU cores still sees thousands of positions per second at the batch sizes a node
 # expansion produces (measured with ``descent bench nets``). ``fast``: sized so a search
@@ -133,7 +153,9 @@ def mlp(fc: tuple[int, ...], preset: str = "") -> Architecture:
 # planes, run by the native backend inside the search (about 2 us a position on these
 # machines, against 0.2 us for the C heuristics and 15 us for ``fast`` through ONNX Runtime
 # at a node's batch). ``mlp_wide``: the same, four times wider, for refits on large replay
-# memories (about five times the cost a position). ``tiny``: tests only.
+# memories (about five times the cost a position). ``nnue``: dice chess's efficiently
+# updatable network (a leaf costs its head; the first layer moves with the pieces).
+# ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "paper": resnet(83, 4, (74,), "paper"),
@@ -156,6 +178,8 @@ PRESETS: dict[str, dict[str, Architecture]] = {
         "fast": plain(16, 2, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
         "mlp_wide": mlp((512, 64), "mlp_wide"),
+        "nnue": nnue((128, 32), "nnue"),
+        "nnue_tiny": nnue((16, 8), "nnue_tiny"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
 }
@@ -207,6 +231,20 @@ def weight_shapes(arch: Architecture,
     planes, height, width = input_shape
     f = arch.filters
     shapes: dict[str, tuple[int, ...]] = {}
+    if arch.family == "nnue":
+        if tuple(input_shape) != NNUE_INPUT:
+            raise ValueError(f"an nnue reads dice chess's {NNUE_INPUT} encoding, not "
+                             f"{tuple(input_shape)}")
+        shapes["ft.weight"] = (arch.fc[0], NNUE_FEATURES)
+        shapes["ft.bias"] = (arch.fc[0],)
+        width_in = 2 * arch.fc[0] + NNUE_CONTEXT
+        for j, width_out in enumerate(arch.fc[1:]):
+            shapes[f"fc.{j}.weight"] = (width_out, width_in)
+            shapes[f"fc.{j}.bias"] = (width_out,)
+            width_in = width_out
+        shapes["head.weight"] = (1, width_in)
+        shapes["head.bias"] = (1,)
+        return shapes
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
         shapes["stem.bias"] = (f,)
@@ -270,9 +308,23 @@ def init_weights(arch: Architecture, input_shape: tuple[int, int, int], seed: in
             continue
         fan_in = int(np.prod(shape[1:]))
         std = np.sqrt(2.0 / fan_in)
-        if name.endswith("conv2.weight"):
+        if name == "ft.weight":
+            # about 32 of the 768 inputs are set: sums of spread about 0.5, in the clamp
+            std = 0.5 / np.sqrt(32.0)
+        elif name.endswith("conv2.weight"):
             std *= 0.5 / np.sqrt(blocks)
         elif name.endswith("head.weight") or name == "qglobal.weight":   # the outputs
             std = np.sqrt(1.0 / fan_in)
         out[name] = rng.normal(0.0, std, size=shape).astype(np.float32)
+    return quantise_nnue(out) if arch.family == "nnue" else out
+
+
+def quantise_nnue(weights: Weights) -> Weights:
+    """An nnue's weights with its feature transformer (``ft``) rounded to whole multiples
+    of 1 / NNUE_Q within int16's range, what the native evaluator keeps exactly in
+    integers (search_cy/games/dicechess_nnue.h); the head is left as it is."""
+    out = dict(weights)
+    for name in ("ft.weight", "ft.bias"):
+        q = np.clip(np.round(np.asarray(weights[name], np.float64) * NNUE_Q), -32767, 32767)
+        out[name] = (q / NNUE_Q).astype(np.float32)
     return out

@@ -44,7 +44,7 @@ BENCH_PRESETS = ("paper", "cpu", "mlp")   # tiny is for tests; ask for it with p
 @dataclass
 class LeafRow:
     game: str
-    leaf: str                # heuristic | mlp, planes | mlp, list form
+    leaf: str                # heuristic | mlp, planes | mlp, list form | nnue
     nodes: int
     nodes_per_s: float
     heuristic_ratio: float   # the heuristic's nodes/s over this row's
@@ -194,8 +194,9 @@ def _native_search_row(model: LoadedModel, root: Any, seconds: float) -> SearchR
 
 def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[LeafRow]:
     """Expectiminimax with the C heuristic, then the native mlp leaf from planes and from
-    the list form, runs interleaved (best of three) so that machine load hits all alike."""
-    from descent.nets.backends.native import mlp_evaluator
+    the list form (and in dice chess the nnue, its first layer kept by the position),
+    runs interleaved (best of three) so that machine load hits all alike."""
+    from descent.nets.backends.native import native_evaluator
     from descent.search_cy.eval.heuristics import heuristic_for
 
     rows = []
@@ -207,8 +208,11 @@ def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[Le
                   if not s.is_terminal() and not s.is_chance_node()][:positions]
         model = make_model(g, preset(game, "mlp"), seed=1)
         leaves = {"heuristic": heuristic_for(g),
-                  "mlp, planes": mlp_evaluator(model, states[0], list_form=False),
-                  "mlp, list form": mlp_evaluator(model, states[0])}
+                  "mlp, planes": native_evaluator(model, states[0], list_form=False),
+                  "mlp, list form": native_evaluator(model, states[0])}
+        if game == "dicechess":
+            leaves["nnue"] = native_evaluator(make_model(g, preset(game, "nnue"), seed=1),
+                                              states[0])
         # the budget from a first timed run with the heuristic: about seconds / 3 a pass
         probe_search = make_search("expectiminimax", leaves["heuristic"], SearchParams())
         probe_result = probe_search.run(states[0], Stopper(time=seconds / (3 * len(states))))

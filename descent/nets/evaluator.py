@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from descent.nets.backends import AUTO, Backend, make_backend
-from descent.nets.backends.native import NativeBackend, mlp_evaluator
+from descent.nets.backends.native import NativeBackend, native_evaluator
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel, ModelFileError, as_model
 from descent.search_cy.eval.evaluator import BatchEvaluator, Evaluator
@@ -63,13 +63,14 @@ def network_function(model: LoadedModel | str | os.PathLike[str],
                      state_prototype: GameState | None = None, backend: str = AUTO,
                      **options: Any) -> NetworkFunction:
     """The batch callable for ``model`` on ``backend`` (options go to make_backend).
-    ``auto`` takes the native backend for an mlp network without measuring: valued in C
-    inside the search, it needs no batch call, which no other backend can match."""
+    ``auto`` takes the native backend for an mlp or nnue network without measuring: valued
+    in C inside the search, it needs no batch call, which no other backend can match."""
     loaded = as_model(model, state_prototype)
     if loaded.arch.is_policy:
         raise ModelFileError(f"{loaded.name}: a move-policy network, not a value network "
                              "(the Hex search takes it as its policy option)")
-    if backend == AUTO and loaded.arch.family == "mlp" and options.get("device") != "cuda":
+    if backend == AUTO and loaded.arch.family in ("mlp", "nnue") \
+            and options.get("device") != "cuda":
         backend = "native"
     return NetworkFunction(loaded, make_backend(backend, loaded, **options))
 
@@ -81,13 +82,13 @@ def network_evaluator(model: LoadedModel | str | os.PathLike[str] | NetworkFunct
     NetworkFunction). Blocks while the backend loads (``auto`` measures, tensorrt may build
     an engine). ``symmetry`` picks the kernel's input symmetry (colour-swapping ones are
     negated back by the BatchEvaluator); ``capacity`` presizes the batch buffer (default:
-    the prototype's move bound). On the ``native`` backend (an mlp network, named or picked
-    by ``auto``) the search gets the C evaluator itself: no batch, no Python call."""
+    the prototype's move bound). On the ``native`` backend (an mlp or nnue network, named or
+    picked by ``auto``) the search gets the C evaluator itself: no batch, no Python call."""
     fn = model if isinstance(model, NetworkFunction) else network_function(
         model, state_prototype, backend, **options)
     loaded = fn.model
     if isinstance(fn.backend, NativeBackend):
-        return mlp_evaluator(loaded, state_prototype, symmetry)
+        return native_evaluator(loaded, state_prototype, symmetry)
     if tuple(state_prototype.encoding_shape) != loaded.input_shape:
         raise ValueError(f"{loaded.name}: the model reads {loaded.input_shape}, the state "
                          f"encodes {state_prototype.encoding_shape}")

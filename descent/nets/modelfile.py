@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from descent.nets.arch import Architecture, Weights, init_weights, weight_shapes
+from descent.nets.arch import (
+    NNUE_Q,
+    Architecture,
+    Weights,
+    init_weights,
+    quantise_nnue,
+    weight_shapes,
+)
 from descent.nets.encoding import encoding_version, fingerprint
 from descent.nets.files import atomic_write_bytes
 from descent.search_cy.games.registry import Game, GameSpecError, make_game
@@ -133,7 +140,8 @@ class LoadedModel:
         params = sum(w.size for w in self.weights.values())
         arch = self.arch
         body = {"resnet": f"{arch.blocks} blocks", "conv": f"{arch.convs} convs",
-                "mlp": "no convolutions"}[arch.family]
+                "mlp": "no convolutions",
+                "nnue": f"feature transformer {arch.fc[0]}"}[arch.family]
         trained = (f"{self.training.steps} steps, {self.training.games} games"
                    if self.training.steps else "untrained")
         return (f"{self.name}: {self.game.spec}, input {'x'.join(map(str, self.input_shape))}, "
@@ -172,7 +180,10 @@ def weights_digest(weights: Mapping[str, np.ndarray]) -> str:
 
 def _check_weights(where: str, arch: Architecture, input_shape: tuple[int, int, int],
                    weights: Mapping[str, np.ndarray]) -> None:
-    expected = weight_shapes(arch, input_shape)
+    try:
+        expected = weight_shapes(arch, input_shape)
+    except ValueError as exc:           # a family that does not read this game
+        raise ModelFileError(f"{where}: {exc}") from None
     missing = [n for n in expected if n not in weights]
     if missing:
         raise ModelFileError(f"{where}: shape mismatch: tensor(s) {', '.join(missing)} "
@@ -194,6 +205,19 @@ def _check_weights(where: str, arch: Architecture, input_shape: tuple[int, int, 
             bad = int(np.count_nonzero(~np.isfinite(weights[name])))
             raise ModelFileError(f"{where}: tensor {name} holds {bad} NaN or infinite "
                                  "value(s) (a diverged training?)")
+    if arch.family == "nnue":
+        for name in ("ft.weight", "ft.bias"):
+            if not np.array_equal(quantise_nnue(dict(weights))[name], weights[name]):
+                raise ModelFileError(f"{where}: tensor {name} is not quantised: an nnue's "
+                                     f"feature transformer holds whole multiples of "
+                                     f"1/{NNUE_Q} within int16's range")
+
+
+def _check_view(where: str, arch: Architecture, value: ValueSpec) -> None:
+    # an nnue reads its views with the side to move first: its output is that side's
+    if arch.family == "nnue" and value.view != "side_to_move":
+        raise ModelFileError(f"{where}: an nnue speaks for the side to move, not "
+                             f"{value.view!r}")
 
 
 def make_model(game: Game | GameState | str, arch: Architecture, weights: Weights | None = None,
@@ -209,7 +233,8 @@ def make_model(game: Game | GameState | str, arch: Architecture, weights: Weight
     if value is None:
         # the classic gain's values in [-1, 1], whatever the output; the other heuristics
         # need an explicit ValueSpec with their own scale and bounds
-        value = ValueSpec()
+        value = ValueSpec(view="side_to_move" if arch.family == "nnue" else "player0")
+    _check_view(f"model for {g.spec}", arch, value)
     return LoadedModel(game=g, arch=arch, input_shape=shape, value=value,
                        training=training or Provenance(seed=seed),
                        weights=weights, weights_sha256=weights_digest(weights),
@@ -371,6 +396,7 @@ def load_model(path: str | os.PathLike[str],
     except (SafetensorError, ValueError) as exc:
         raise ModelFileError(f"{where}: corrupt file: {exc}") from None
     _check_weights(where, arch, shape, weights)
+    _check_view(where, arch, value)
     stated = _section(where, meta, "weights").get("sha256")
     actual = weights_digest(weights)
     if stated != actual:

@@ -15,7 +15,15 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from descent.nets.arch import Architecture, Weights, init_weights, weight_shapes
+from descent.nets.arch import (
+    NNUE_CONTEXT,
+    NNUE_FEATURES,
+    Architecture,
+    Weights,
+    init_weights,
+    quantise_nnue,
+    weight_shapes,
+)
 
 
 class ResidualBlock(nn.Module):
@@ -62,8 +70,10 @@ class ValueNet(_Tower):
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__(arch, input_shape)
-        if arch.is_policy:
-            raise ValueError("a policy architecture makes a PolicyNet, not a ValueNet")
+        if arch.is_policy or arch.family == "nnue":
+            raise ValueError(f"a {'policy' if arch.is_policy else 'nnue'} architecture "
+                             f"makes a {'PolicyNet' if arch.is_policy else 'NNUENet'}, not a "
+                             f"ValueNet")
         planes, height, width = input_shape
         f = arch.filters
         widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
@@ -78,6 +88,47 @@ class ValueNet(_Tower):
             x = torch.relu(layer(x))
         x = self.head(x).reshape(-1)
         return torch.tanh(x) if self.tanh else x
+
+
+class NNUENet(nn.Module):
+    """The ``nnue`` family over dice chess's input planes (24, 8, 8): the same function
+    the native evaluator computes with its accumulators (search_cy/eval/nnue_eval.pyx).
+
+    White's view reads the twelve piece planes as they are, Black's with the colours
+    exchanged and the ranks flipped; the side to move's view comes first. Planes (nets/
+    encoding.py): 0-11 pieces, 12 White to move, 13-16 castling rights (White's king and
+    queen side, then Black's), 17 the en passant square, 18-23 the pending die."""
+
+    _BLACK = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5]
+
+    def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
+        super().__init__()
+        weight_shapes(arch, input_shape)          # checks the input shape
+        self.arch = arch
+        self.input_shape = input_shape
+        self.ft = nn.Linear(NNUE_FEATURES, arch.fc[0])
+        widths = [2 * arch.fc[0] + NNUE_CONTEXT, *arch.fc[1:]]
+        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
+                                                                  strict=False))
+        self.head = nn.Linear(widths[-1], 1)
+        self.tanh = arch.output == "tanh"
+
+    def forward(self, x: Tensor) -> Tensor:
+        n = x.shape[0]
+        white = self.ft(x[:, :12].reshape(n, NNUE_FEATURES))
+        black = self.ft(x[:, self._BLACK].flip(2).reshape(n, NNUE_FEATURES))
+        white_moves = x[:, 12, 0, 0:1] > 0.5
+        us = torch.where(white_moves, white, black)
+        them = torch.where(white_moves, black, white)
+        rights = x[:, 13:17, 0, 0]
+        castle = torch.where(white_moves, rights, rights[:, [2, 3, 0, 1]])
+        ep = x[:, 17].flatten(1).amax(1, keepdim=True)
+        die = x[:, 18:24, 0, 0]
+        h = torch.cat([torch.clamp(torch.cat([us, them], 1), 0.0, 1.0), die, castle, ep], 1)
+        for layer in self.fc:
+            h = torch.relu(layer(h))
+        out = self.head(h).reshape(-1)
+        return torch.tanh(out) if self.tanh else out
 
 
 class PolicyNet(_Tower):
@@ -117,12 +168,17 @@ class PolicyNet(_Tower):
         return logits, torch.tanh(q), torch.tanh(v)
 
 
+Module = ValueNet | PolicyNet | NNUENet
+
+
 def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
-                        weights: Weights | None = None, seed: int = 0) -> ValueNet | PolicyNet:
-    """The module of ``arch`` (a ValueNet, or a PolicyNet for the policy output) holding
-    ``weights`` (or the seeded initial weights of nets/arch.py)."""
-    net: ValueNet | PolicyNet = (PolicyNet(arch, input_shape) if arch.is_policy
-                                 else ValueNet(arch, input_shape))
+                        weights: Weights | None = None, seed: int = 0) -> Module:
+    """The module of ``arch`` (a ValueNet, an NNUENet for the nnue family, or a
+    PolicyNet for the policy output) holding ``weights`` (or the seeded initial weights
+    of nets/arch.py)."""
+    net: Module = (PolicyNet(arch, input_shape) if arch.is_policy
+                   else NNUENet(arch, input_shape) if arch.family == "nnue"
+                   else ValueNet(arch, input_shape))
     if weights is None:
         weights = init_weights(arch, input_shape, seed)
     state = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}
@@ -130,9 +186,11 @@ def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
     return net
 
 
-def weights_from_module(net: ValueNet | PolicyNet) -> Weights:
-    """The module's tensors as float32 numpy arrays, by model-file name."""
+def weights_from_module(net: Module) -> Weights:
+    """The module's tensors as float32 numpy arrays, by model-file name (an nnue's
+    feature transformer quantised, as its model files hold it)."""
     expected = weight_shapes(net.arch, net.input_shape)
     state = net.state_dict()
-    return {name: state[name].detach().to("cpu", torch.float32).numpy().copy()
-            for name in expected}
+    out = {name: state[name].detach().to("cpu", torch.float32).numpy().copy()
+           for name in expected}
+    return quantise_nnue(out) if net.arch.family == "nnue" else out

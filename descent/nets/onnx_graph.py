@@ -1,7 +1,7 @@
 """ONNX graphs built straight from a model file's weights, without PyTorch.
 
 The architecture families are a handful of operators (Conv, Relu, Add, Flatten, Gemm,
-Tanh), so the graph is written here with ``onnx.helper`` instead of tracing the torch
+Tanh; the nnue's views Gather, Slice, Where and Clip), so the graph is written here with ``onnx.helper`` instead of tracing the torch
 module: the engine then needs neither torch nor a second file next to each model to run
 it, the graph is the same bytes for the same weights on every machine, and the model file
 stays the single source of truth. Parity with the torch module is a test
@@ -61,11 +61,63 @@ def build_onnx(model: LoadedModel, *, fp16: bool = False, opset: int = OPSET) ->
         nodes.append(helper.make_node("Relu", [x], [out]))
         return out
 
+    def const(name: str, value: npt.NDArray[np.int64]) -> str:
+        if all(i.name != name for i in inits):
+            inits.append(numpy_helper.from_array(value, name))
+        return name
+
+    def op(kind: str, inputs: list[str], **attrs: object) -> str:
+        out = fresh(kind.lower())
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
     x = INPUT
     if fp16:
         x = fresh("input_fp16")
         nodes.append(helper.make_node("Cast", [INPUT], [x], to=TensorProto.FLOAT16))
-    if arch.family == "resnet":
+    if arch.family == "nnue":
+        # nets/models.py NNUENet, operator by operator
+        i64 = np.int64
+        flat = const("nnue_flat", np.array([-1, 768], i64))
+        white = op("Reshape", [op("Slice", [x, const("nnue_p0", np.array([0], i64)),
+                                              const("nnue_p12", np.array([12], i64)),
+                                              const("nnue_ax1", np.array([1], i64))]), flat])
+        swapped = op("Gather", [x, const("nnue_black", np.array([*range(6, 12), *range(6)],
+                                                                   i64))], axis=1)
+        flipped = op("Gather", [swapped, const("nnue_ranks", np.arange(7, -1, -1, dtype=i64))],
+                     axis=2)
+        black = op("Reshape", [flipped, flat])
+        views = [op("Gemm", [v, "ft.weight", "ft.bias"], transB=1) for v in (white, black)]
+
+        def cell(lo: int, hi: int) -> str:
+            # planes lo..hi-1 at the first cell, as (batch, hi - lo)
+            part = op("Slice", [x, const(f"nnue_s{lo}", np.array([lo, 0, 0], i64)),
+                                const(f"nnue_e{hi}", np.array([hi, 1, 1], i64)),
+                                const("nnue_ax123", np.array([1, 2, 3], i64))])
+            return op("Reshape", [part, const(f"nnue_w{hi - lo}", np.array([-1, hi - lo], i64))])
+
+        half = np.array(0.5, dtype=dtype)
+        inits.append(numpy_helper.from_array(half, "nnue_half"))
+        white_moves = op("Greater", [cell(12, 13), "nnue_half"])
+        us = op("Where", [white_moves, views[0], views[1]])
+        them = op("Where", [white_moves, views[1], views[0]])
+        lo_hi = [numpy_helper.from_array(np.array(v, dtype=dtype), n)
+                 for v, n in ((0.0, "nnue_zero"), (1.0, "nnue_one"))]
+        inits.extend(lo_hi)
+        clamped = op("Clip", [op("Concat", [us, them], axis=1), "nnue_zero", "nnue_one"])
+        rights = cell(13, 17)
+        theirs = op("Gather", [rights, const("nnue_rights", np.array([2, 3, 0, 1], i64))],
+                    axis=1)
+        castle = op("Where", [white_moves, rights, theirs])
+        ep_plane = op("Reshape", [op("Slice", [x, const("nnue_p17", np.array([17], i64)),
+                                               const("nnue_p18", np.array([18], i64)),
+                                               const("nnue_ax1b", np.array([1], i64))]),
+                                  const("nnue_w64", np.array([-1, 64], i64))])
+        ep = op("ReduceMax", [ep_plane], axes=[1], keepdims=1)
+        x = op("Concat", [clamped, cell(18, 24), castle, ep], axis=1)
+        for j in range(len(arch.fc) - 1):
+            x = relu_(op("Gemm", [x, f"fc.{j}.weight", f"fc.{j}.bias"], transB=1))
+    elif arch.family == "resnet":
         x = conv(x, "stem")
         for i in range(arch.blocks):
             h = conv(x, f"blocks.{i}.conv1")
@@ -76,14 +128,15 @@ def build_onnx(model: LoadedModel, *, fp16: bool = False, opset: int = OPSET) ->
     else:
         for i in range(arch.convs):
             x = conv(x, f"convs.{i}")
-    flat = fresh("flatten")
-    nodes.append(helper.make_node("Flatten", [x], [flat], axis=1))
-    x = flat
-    for j in range(len(arch.fc)):
-        out = fresh(f"fc{j}")
-        nodes.append(helper.make_node("Gemm", [x, f"fc.{j}.weight", f"fc.{j}.bias"], [out],
-                                      transB=1, name=f"fc.{j}"))
-        x = relu_(out)
+    if arch.family != "nnue":
+        flat = fresh("flatten")
+        nodes.append(helper.make_node("Flatten", [x], [flat], axis=1))
+        x = flat
+        for j in range(len(arch.fc)):
+            out = fresh(f"fc{j}")
+            nodes.append(helper.make_node("Gemm", [x, f"fc.{j}.weight", f"fc.{j}.bias"],
+                                          [out], transB=1, name=f"fc.{j}"))
+            x = relu_(out)
     head = fresh("head")
     nodes.append(helper.make_node("Gemm", [x, "head.weight", "head.bias"], [head], transB=1,
                                   name="head"))
@@ -132,6 +185,23 @@ def reference_forward(model: LoadedModel,
         return result
 
     x = np.asarray(batch, dtype=np.float64)
+    if arch.family == "nnue":
+        n = x.shape[0]
+        white = x[:, :12].reshape(n, -1) @ w["ft.weight"].T + w["ft.bias"]
+        mirrored = x[:, [*range(6, 12), *range(6)], ::-1].reshape(n, -1)
+        black = mirrored @ w["ft.weight"].T + w["ft.bias"]
+        white_moves = x[:, 12, 0, 0:1] > 0.5
+        views = np.concatenate([np.where(white_moves, white, black),
+                                np.where(white_moves, black, white)], 1)
+        rights = x[:, 13:17, 0, 0]
+        castle = np.where(white_moves, rights, rights[:, [2, 3, 0, 1]])
+        ep = x[:, 17].reshape(n, -1).max(1, keepdims=True)
+        h = np.concatenate([np.clip(views, 0, 1), x[:, 18:24, 0, 0], castle, ep], 1)
+        for j in range(len(arch.fc) - 1):
+            h = np.maximum(h @ w[f"fc.{j}.weight"].T + w[f"fc.{j}.bias"], 0)
+        h = h @ w["head.weight"].T + w["head.bias"]
+        result: npt.NDArray[np.float64] = (np.tanh(h) if arch.output == "tanh" else h)
+        return result.reshape(-1)
     if arch.family == "resnet":
         x = np.maximum(conv(x, "stem"), 0)
         for i in range(arch.blocks):

@@ -163,6 +163,9 @@ COMMANDS: dict[str, Command] = {
                       *_lazy("descent.train.labels", "configure", "run")),
     "policy": Command("Hex move-policy networks: trained on the labels, their top-1 beside "
                       "the pattern prior's", *_lazy("descent.train.policy", "configure", "run")),
+    "values": Command("value networks (the dice games' nnue, mlp) fitted on the labels, and "
+                      "their correlation with the search's values beside the C heuristic's",
+                      *_lazy("descent.train.values", "configure", "run")),
     "tune": Command("tune the weights of a game's C heuristic by self-play matches (SPSA, "
                     "hill climbing, genetic algorithm)",
                     *_lazy("descent.tools.tune", "configure", "run")),

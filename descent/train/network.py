@@ -151,9 +151,9 @@ class Learner:
         network is valued in C inside the search (the native backend), its weights
         reloaded after every update."""
         if self.arch.family == "mlp":
-            from descent.nets.backends.native import mlp_evaluator
+            from descent.nets.backends.native import native_evaluator
 
-            native = mlp_evaluator(self.current_model(), prototype)
+            native = native_evaluator(self.current_model(), prototype)
             self.natives.append(native)
             return native
         return network_evaluator(self.function, prototype)

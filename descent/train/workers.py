@@ -126,9 +126,9 @@ class _Player:
             return
         sp = self.cfg.selfplay
         if model.arch.family == "mlp" and sp.backend == "auto":
-            from descent.nets.backends.native import mlp_evaluator
+            from descent.nets.backends.native import native_evaluator
 
-            self.network = self.counter = mlp_evaluator(model, self.prototype)
+            self.network = self.counter = native_evaluator(model, self.prototype)
         else:
             from descent.nets.backends import make_backend
             from descent.nets.evaluator import NetworkFunction, network_evaluator

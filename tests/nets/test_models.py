@@ -29,11 +29,11 @@ def test_torch_module_has_the_preset_shapes_and_one_value_per_position(game: str
                                                                         name: str) -> None:
     import torch
 
-    from descent.nets.models import ValueNet, module_from_weights, weights_from_module
+    from descent.nets.models import module_from_weights, weights_from_module
 
     arch = preset(game, name)
     shape = input_shape(game)
-    net = ValueNet(arch, shape)
+    net = module_from_weights(arch, shape)
     expected = weight_shapes(arch, shape)
     assert {k: tuple(v.shape) for k, v in net.state_dict().items()} == expected
     loaded = module_from_weights(arch, shape, seed=5).eval()

@@ -8,7 +8,7 @@ import pytest
 
 from descent.nets.arch import Architecture, mlp, preset
 from descent.nets.backends import make_backend, runs_model
-from descent.nets.backends.native import mlp_evaluator
+from descent.nets.backends.native import native_evaluator
 from descent.nets.encoding import encode_batch, sample_positions
 from descent.nets.evaluator import network_evaluator
 from descent.nets.modelfile import LoadedModel, ValueSpec, load_model, make_model, save_model
@@ -54,9 +54,9 @@ def test_a_value_does_not_depend_on_the_positions_valued_before_it(spec: str,
     # scratch list: no trace of one position may carry over to the next
     model = make_model(spec, mlp((40, 24)), seed=11)
     states = nonterminal(spec, 60, seed=12)
-    one_by_one = [mlp_evaluator(model, s, list_form=list_form).evaluate([s])[0]
+    one_by_one = [native_evaluator(model, s, list_form=list_form).evaluate([s])[0]
                   for s in states]
-    shared = mlp_evaluator(model, states[0], list_form=list_form)
+    shared = native_evaluator(model, states[0], list_form=list_form)
     forwards = shared.evaluate(states)
     backwards = shared.evaluate(states[::-1])[::-1]
     assert np.array_equal(forwards, one_by_one)
@@ -70,7 +70,7 @@ def test_the_list_form_and_the_dense_form_give_the_same_bits(spec: str) -> None:
     states = nonterminal(spec, 60, seed=17)
     listed = network_evaluator(model, states[0], backend="native")
     assert isinstance(listed, MLPEvaluator) and listed.list_form
-    planes = mlp_evaluator(model, states[0], list_form=False)
+    planes = native_evaluator(model, states[0], list_form=False)
     assert np.array_equal(listed.evaluate(states), planes.evaluate(states))
     raw = make_backend("native", model).evaluate(encode_batch(states))
     assert np.array_equal(np.float32(np.abs(planes.evaluate(states))), np.abs(raw))
@@ -122,7 +122,7 @@ def test_auto_gives_the_search_the_c_evaluator_for_an_mlp(tmp_path: object) -> N
     assert runs_model("native", model)
     conv = make_model("einstein", preset("einstein", "tiny"), seed=1)
     assert not runs_model("native", conv)
-    with pytest.raises(ValueError, match="runs the mlp family only"):
+    with pytest.raises(ValueError, match="runs the mlp and nnue families only"):
         make_backend("native", conv)
 
 
@@ -149,14 +149,14 @@ def test_mlp_models_round_trip_through_the_model_file(tmp_path: object) -> None:
     loaded: LoadedModel = load_model(str(path))
     assert loaded.arch == model.arch and loaded.arch.family == "mlp"
     states = nonterminal("dicechess", 10, seed=3)
-    assert np.array_equal(mlp_evaluator(loaded, states[0]).evaluate(states),
-                          mlp_evaluator(model, states[0]).evaluate(states))
+    assert np.array_equal(native_evaluator(loaded, states[0]).evaluate(states),
+                          native_evaluator(model, states[0]).evaluate(states))
 
 
 def test_bad_layers_are_refused_and_leave_the_evaluator_as_it_was() -> None:
     model = make_model("einstein", mlp((8,)), seed=4)
     state = model.game.new_initial_state()
-    ev = mlp_evaluator(model, state)
+    ev = native_evaluator(model, state)
     states = nonterminal("einstein", 5, seed=5)
     before = ev.evaluate(states)
     w0, b0 = model.weights["fc.0.weight"], model.weights["fc.0.bias"]

@@ -1,14 +1,15 @@
-"""The ``native`` backend: mlp networks computed in C, inside the search.
+"""The ``native`` backend: mlp and nnue networks computed in C, inside the search.
 
-An ``mlp`` model (nets/arch.py) runs in search_cy/eval/mlp_eval.pyx. Through
+An ``mlp`` model (nets/arch.py) runs in search_cy/eval/mlp_eval.pyx, a dice-chess
+``nnue`` in search_cy/eval/nnue_eval.pyx (its first layer kept by the position). Through
 ``network_evaluator`` the search gets that C evaluator itself: each position is valued
 when the search queues it, with no Python call and no GIL, instead of one ONNX Runtime
 call per expanded node. As a Backend
 (``evaluate`` on a planes batch: ``descent bench nets``, ``auto``'s measurement) it runs
 the same C code over the batch.
 
-Only the mlp family runs here; a convolutional model is refused with a message saying so
-(``auto`` then skips this backend).
+Only those two families run here; a convolutional model is refused with a message saying
+so (``auto`` then skips this backend).
 """
 
 from __future__ import annotations
@@ -19,33 +20,52 @@ from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, Values, check_b
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel
 from descent.search_cy.eval.mlp_eval import MLPEvaluator
+from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.state import GameState
+
+FAMILIES = ("mlp", "nnue")
 
 
 def probe() -> tuple[bool, str]:
-    return True, "C, in the search thread, without the GIL (mlp networks only)"
+    return True, "C, in the search thread, without the GIL (mlp and nnue networks only)"
 
 
 def mlp_layers(model: LoadedModel) -> list[tuple[Any, Any]]:
-    """The model's (weight, bias) pairs in forward order: hidden layers, then the head."""
-    if model.arch.family != "mlp":
+    """The model's dense (weight, bias) pairs in forward order: hidden layers, then the
+    head (an nnue's after its feature transformer)."""
+    if model.arch.family not in FAMILIES:
         raise ValueError(f"native: {model.name} is a {model.arch.family} network; the "
-                         f"native backend runs the mlp family only (use onnxruntime)")
-    names = [f"fc.{j}" for j in range(len(model.arch.fc))] + ["head"]
+                         f"native backend runs the mlp and nnue families only (use "
+                         f"onnxruntime)")
+    hidden = len(model.arch.fc) - (model.arch.family == "nnue")
+    names = [f"fc.{j}" for j in range(hidden)] + ["head"]
     return [(model.weights[f"{name}.weight"], model.weights[f"{name}.bias"])
             for name in names]
 
 
-def mlp_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
-                  list_form: bool = True) -> MLPEvaluator:
+def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
+                  list_form: bool = True) -> MLPEvaluator | NNUEEvaluator:
     """The C evaluator of ``model`` for searches on states like ``prototype``
-    (``list_form=False``: from the planes even where the game has a list form)."""
+    (``list_form=False``: an mlp reads the planes even where the game has a list form; an
+    nnue reads neither: its first layer is the position's accumulator)."""
     if tuple(prototype.encoding_shape) != model.input_shape:
         raise ValueError(f"{model.name}: the model reads {model.input_shape}, the state "
                          f"encodes {prototype.encoding_shape}")
     spec = model.value
+    layers = mlp_layers(model)
+    tanh_output = model.arch.output == "tanh"
+    if model.arch.family == "nnue":
+        if spec.view != "side_to_move" or symmetry:
+            raise ValueError(f"native: {model.name} is an nnue, which speaks for the side "
+                             f"to move in the board's own frame (no symmetry)")
+        try:
+            return NNUEEvaluator(model.weights["ft.weight"], model.weights["ft.bias"], layers,
+                                 tanh_output=tanh_output, scale=spec.scale, lo=spec.lo,
+                                 hi=spec.hi)
+        except ValueError as exc:
+            raise ValueError(f"native: {model.name}: {exc}") from None
     plane = TO_MOVE_PLANE[model.game.name] if spec.view == "side_to_move" else -1
-    return MLPEvaluator(prototype, mlp_layers(model), tanh_output=model.arch.output == "tanh",
+    return MLPEvaluator(prototype, layers, tanh_output=tanh_output,
                         scale=spec.scale, lo=spec.lo, hi=spec.hi, to_move_plane=plane,
                         symmetry=symmetry, list_form=list_form)
 
@@ -63,7 +83,7 @@ class NativeBackend:
             raise ValueError(f"native: precision {precision!r} (fp32 only)")
         self.model = model
         self.max_batch = max_batch
-        self.evaluator = mlp_evaluator(model, model.game.new_initial_state())
+        self.evaluator = native_evaluator(model, model.game.new_initial_state())
 
     def evaluate(self, batch: Batch) -> Values:
         check_batch(batch, self.model.input_shape)
@@ -72,4 +92,5 @@ class NativeBackend:
 
     def describe(self) -> str:
         widths = "-".join(map(str, self.evaluator.widths_))
-        return f"native C mlp {widths} on the CPU, fp32, in the search thread"
+        return (f"native C {self.model.arch.family} {widths} on the CPU, fp32, in the "
+                f"search thread")

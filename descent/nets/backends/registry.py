@@ -27,7 +27,7 @@ BACKENDS: dict[str, Registration] = {
     "torch": Registration("descent.nets.backends.torch_backend", "TorchBackend",
                           "PyTorch eager: CPU or CUDA (the 'torch' extra)"),
     "native": Registration("descent.nets.backends.native", "NativeBackend",
-                           "C inside the search, no GIL (mlp networks only)"),
+                           "C inside the search, no GIL (mlp and nnue networks only)"),
     "tensorrt": Registration("descent.nets.backends.tensorrt_backend", "TensorRTBackend",
                              "TensorRT engine built from the ONNX export, cached on disk"),
 }
@@ -56,8 +56,8 @@ def probe(name: str) -> tuple[bool, str]:
 
 def runs_model(name: str, model: LoadedModel) -> bool:
     """Whether backend ``name`` computes ``model``'s architecture family at all (the
-    native backend runs the mlp family only; the others run every family)."""
-    return name != "native" or model.arch.family == "mlp"
+    native backend runs the mlp and nnue families only; the others run every family)."""
+    return name != "native" or model.arch.family in ("mlp", "nnue")
 
 
 def make_backend(name: str, model: LoadedModel, **options: Any) -> Backend:

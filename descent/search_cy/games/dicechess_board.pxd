@@ -2,8 +2,25 @@
 """The dice chess position (dicechess_board.pyx): bitboards and mailbox, the undo
 records, Zobrist keys, make/unmake. The rules on top of it (moves, chance nodes,
 encoding, the Python API) are DiceChessState's, in dicechess.pyx."""
-from libc.stdint cimport uint64_t, int8_t, int16_t
+from libc.stdint cimport uint64_t, int8_t, int16_t, int32_t
 from descent.search_cy.games.state cimport GameState
+
+cdef extern from "dicechess_nnue.h":
+    # the NNUE feature transformer a position keeps up to date (dicechess_nnue.h)
+    enum:
+        DC_NNUE_FEATURES
+        DC_NNUE_MAX_WIDTH
+        DC_NNUE_Q
+    ctypedef struct dc_nnue:
+        int refs
+        int width
+        int16_t* ft
+        int16_t* bias
+    void dc_nnue_retain(dc_nnue* n) noexcept nogil
+    void dc_nnue_release(dc_nnue* n) noexcept nogil
+    int dc_nnue_feature(int pc, int sq, int persp) noexcept nogil
+    void dc_nnue_piece(const dc_nnue* n, int32_t* acc, int pc, int sq, int sign) noexcept nogil
+    void dc_nnue_refresh(const dc_nnue* n, int32_t* acc, const int8_t* board) noexcept nogil
 
 cdef enum:
     DRAW = 2                # result of a drawn game (0 White won, 1 Black won)
@@ -37,7 +54,12 @@ cdef class DiceChessBoard(GameState):
     cdef int nundo, cap_undo
     cdef uint64_t* reps         # position keys (no die) after each move, load position first
     cdef int nreps
+    # An NNUE's accumulator (White's view, then Black's at DC_NNUE_MAX_WIDTH), kept by
+    # _put/_take while a network is attached (c_nnue_attach), NULL otherwise.
+    cdef dc_nnue* nnue
+    cdef int32_t nnue_acc[2 * DC_NNUE_MAX_WIDTH]
 
     cdef void _grow(self) noexcept nogil
     cdef int _install(self, tuple pos) except -1
     cdef void _copy_to(self, DiceChessBoard s) noexcept nogil
+    cdef void c_nnue_attach(self, dc_nnue* net) noexcept nogil

@@ -52,6 +52,8 @@ cdef inline int _put(DiceChessBoard s, int sq, int pc) noexcept nogil:
     s.board[sq] = pc
     s.bb[pc] |= b
     s.bb[pc & 8] |= b
+    if s.nnue != NULL:
+        dc_nnue_piece(s.nnue, s.nnue_acc, pc, sq, 1)
     return pc
 
 
@@ -61,6 +63,8 @@ cdef inline int _take(DiceChessBoard s, int sq) noexcept nogil:
     s.board[sq] = 0
     s.bb[pc] &= b
     s.bb[pc & 8] &= b
+    if s.nnue != NULL:
+        dc_nnue_piece(s.nnue, s.nnue_acc, pc, sq, -1)
     return pc
 
 
@@ -205,6 +209,7 @@ cdef class DiceChessBoard(GameState):
     def __dealloc__(self):
         free(self.undo)
         free(self.reps)
+        dc_nnue_release(self.nnue)
 
     cdef void _grow(self) noexcept nogil:
         # records are reused, never freed per move: only a full array is reallocated
@@ -224,6 +229,7 @@ cdef class DiceChessBoard(GameState):
         die: dicechess_notation.parse_position); history and counters restart."""
         cdef int sq
         board, side, castling, ep, halfmove, fullmove, die = pos
+        self.c_nnue_attach(NULL)
         memset(self.bb, 0, sizeof(self.bb))
         memset(self.board, 0, sizeof(self.board))
         for sq in range(64):
@@ -271,6 +277,21 @@ cdef class DiceChessBoard(GameState):
         s.nreps = self.nreps
         s._ply = self._ply
         mobility_copy(self, s)
+        dc_nnue_retain(self.nnue)
+        dc_nnue_release(s.nnue)
+        s.nnue = self.nnue
+        if self.nnue != NULL:
+            memcpy(s.nnue_acc, self.nnue_acc, sizeof(self.nnue_acc))
+
+    cdef void c_nnue_attach(self, dc_nnue* net) noexcept nogil:
+        """Keeps net's accumulator from now on (summed afresh here), or none (NULL)."""
+        if net == self.nnue:
+            return
+        dc_nnue_retain(net)
+        dc_nnue_release(self.nnue)
+        self.nnue = net
+        if net != NULL:
+            dc_nnue_refresh(net, self.nnue_acc, self.board)
 
     # ---- make / unmake (the kernel interface's half that changes the position) ----
     cdef void c_apply(self, int action) noexcept nogil:

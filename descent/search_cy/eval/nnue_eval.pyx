@@ -1,0 +1,338 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""A dice-chess NNUE valued in C inside the search (the ``native`` backend's ``nnue``).
+
+Stockfish's design for a game of chance: the wide first layer (the feature transformer,
+768 piece-square inputs a view, ``games/dicechess_nnue.h``) is kept by the position
+itself, updated by the two to four pieces a move changes, so a leaf costs only the small
+dense head:
+
+    u   = clamp(acc[side to move] / Q, 0, 1) ++ clamp(acc[the other] / Q, 0, 1)
+    ctx = the pending die (6, one-hot), castling rights (the mover's king and queen side,
+          then the opponent's), an en passant square (1)
+    v   = tanh(head(relu(fc ... relu(fc.0(u ++ ctx)))))  for the side to roll or move
+
+(``nets/models.py``' NNUENet is the same function over the input planes, in torch.) The
+first time a state is valued it is attached to the network (its accumulator summed
+afresh); from then on its own make/unmake keeps it. The head runs on the mlp kernel
+(mlp_kernel.h): its inputs as lists of weight rows, those at 1 (saturated units, the
+context) added without a multiplication, the zeros skipped, 16 outputs a pass in vector
+registers.
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
+from libc.math cimport tanh
+
+cdef extern from "stdlib.h":
+    void* aligned_alloc(size_t alignment, size_t size) nogil
+
+cdef extern from "mlp_kernel.h":
+    enum: DESCENT_MLP_CHUNK
+    void descent_mlp_chunk(const float* bias, const float* const* rows1, int n1,
+                           const float* const* rows, const float* vals, int n, int off,
+                           float* out) noexcept nogil
+
+import numpy as np
+
+from descent.search_cy.games.state cimport GameState
+from descent.search_cy.games.dicechess_board cimport (
+    DiceChessBoard, dc_nnue, dc_nnue_release, dc_nnue_refresh, DC_NNUE_FEATURES,
+    DC_NNUE_MAX_WIDTH, DC_NNUE_Q)
+from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
+
+cdef enum:
+    N_CTX = 11                        # die 6, castling 4, en passant 1
+    MAX_LAYERS = 6
+
+FEATURES = DC_NNUE_FEATURES
+MAX_WIDTH = DC_NNUE_MAX_WIDTH
+Q = DC_NNUE_Q
+CONTEXT = N_CTX
+
+
+cdef float* _zeros(size_t n) noexcept:
+    """n floats, zeroed, 64-byte aligned (the mlp kernel loads whole vectors of a row)."""
+    cdef size_t size = (n * sizeof(float) + 63) // 64 * 64
+    cdef float* p = <float*>aligned_alloc(64, size)
+    if p != NULL:
+        memset(p, 0, size)
+    return p
+
+
+cdef class NNUEEvaluator(HeuristicEvaluator):
+    """Values dice-chess states with an NNUE (player 0's view, within [lo, hi]).
+
+    ``ft_weight`` (width, 768) and ``ft_bias`` (width,) are the feature transformer, in
+    the model file's floats (whole multiples of 1 / Q within int16's range);
+    ``layers`` [(weight, bias), ...] the head in forward order, the first taking 2 *
+    width + 11 inputs, the last giving one output; ReLU between them. The output speaks
+    for the side to roll or move; ``tanh_output``, ``scale``, ``lo`` and ``hi`` as for
+    MLPEvaluator.
+    """
+
+    cdef dc_nnue* net
+    cdef int width, n_layers, n_in
+    cdef int widths[MAX_LAYERS + 1]
+    cdef int stride[MAX_LAYERS]        # widths[k + 1] rounded up to DESCENT_MLP_CHUNK
+    cdef float* wt[MAX_LAYERS]         # layer k transposed: widths[k] rows of stride[k]
+    cdef float* b[MAX_LAYERS]          # stride[k], zero padded
+    cdef const float** rows1           # scratch: a layer's inputs at 1, as weight rows
+    cdef const float** rows            # ... its other nonzero inputs
+    cdef float* vals                   # ... and their values
+    cdef float* h
+    cdef int32_t acc[2 * DC_NNUE_MAX_WIDTH]   # forward()'s accumulator
+    cdef readonly bint tanh_output
+    cdef readonly double scale
+    cdef object ft_weight, ft_bias, layers     # for spawn
+
+    def __cinit__(self, *args, **kwargs):
+        self.net = NULL
+        self.n_layers = 0
+        self.rows1 = self.rows = NULL
+        self.vals = self.h = NULL
+
+    def __init__(self, ft_weight, ft_bias, layers, *, bint tanh_output, double scale=1.0,
+                 double lo=-1.0, double hi=1.0):
+        cdef int k, i, j, width
+        cdef float[:, ::1] wv
+        if not lo < hi:
+            raise ValueError("bounds need lo < hi")
+        ftw = np.asarray(ft_weight, dtype=np.float64)
+        ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
+        if ftw.ndim != 2 or ftw.shape[1] != DC_NNUE_FEATURES or ftb.shape[0] != ftw.shape[0]:
+            raise ValueError(f"feature transformer: weight {tuple(ftw.shape)} and bias "
+                             f"{tuple(ftb.shape)} do not map {DC_NNUE_FEATURES} features")
+        width = ftw.shape[0]
+        if width % 16 or not 16 <= width <= DC_NNUE_MAX_WIDTH:
+            raise ValueError(f"feature transformer width {width}: a multiple of 16 from 16 "
+                             f"to {DC_NNUE_MAX_WIDTH}")
+        qw, qb = ftw * DC_NNUE_Q, ftb * DC_NNUE_Q
+        for name, q in (("weight", qw), ("bias", qb)):
+            if not np.isfinite(q).all() or (q != np.round(q)).any() \
+                    or np.abs(q).max(initial=0) > 32767:
+                raise ValueError(f"feature transformer {name}: not whole multiples of "
+                                 f"1/{DC_NNUE_Q} within int16's range (quantise_nnue)")
+        layers = [(np.ascontiguousarray(w, dtype=np.float32),
+                   np.ascontiguousarray(bb, dtype=np.float32).reshape(-1)) for w, bb in layers]
+        if not 1 <= len(layers) <= MAX_LAYERS:
+            raise ValueError(f"an NNUE head has 1 to {MAX_LAYERS} layers, got {len(layers)}")
+        n = 2 * width + N_CTX
+        for k, (w, bb) in enumerate(layers):
+            if w.ndim != 2 or w.shape[1] != n or bb.shape[0] != w.shape[0]:
+                raise ValueError(f"head layer {k}: weight {tuple(w.shape)} and bias "
+                                 f"{tuple(bb.shape)} do not take {n} inputs")
+            if not (np.isfinite(w).all() and np.isfinite(bb).all()):
+                raise ValueError(f"head layer {k}: weights are not all finite")
+            n = w.shape[0]
+        if n != 1:
+            raise ValueError(f"the last layer has {n} outputs, a value network has 1")
+        self.lo, self.hi = lo, hi
+        self.tanh_output = tanh_output
+        self.scale = scale
+        self.ft_weight, self.ft_bias, self.layers = ftw, ftb, layers
+        self.width = width
+        self.net = <dc_nnue*>calloc(1, sizeof(dc_nnue))
+        if self.net == NULL:
+            raise MemoryError()
+        self.net.refs = 1
+        self.net.width = width
+        self.net.ft = <int16_t*>malloc(DC_NNUE_FEATURES * width * sizeof(int16_t))
+        self.net.bias = <int16_t*>malloc(width * sizeof(int16_t))
+        if self.net.ft == NULL or self.net.bias == NULL:
+            raise MemoryError()
+        cdef int16_t[:, ::1] qt = np.ascontiguousarray(qw.T, dtype=np.int16)
+        cdef int16_t[::1] qbv = qb.astype(np.int16)
+        for i in range(DC_NNUE_FEATURES):
+            for j in range(width):
+                self.net.ft[i * width + j] = qt[i, j]
+        for j in range(width):
+            self.net.bias[j] = qbv[j]
+        self.n_layers = len(layers)
+        self.widths[0] = 2 * width + N_CTX
+        widest = self.widths[0]
+        for k, (w, bb) in enumerate(layers):
+            self.widths[k + 1] = w.shape[0]
+            self.stride[k] = ((w.shape[0] + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK
+                              * DESCENT_MLP_CHUNK)
+            widest = max(widest, self.stride[k])
+            self.wt[k] = _zeros(w.shape[1] * self.stride[k])
+            self.b[k] = _zeros(self.stride[k])
+            if self.wt[k] == NULL or self.b[k] == NULL:
+                raise MemoryError()
+            wv = np.ascontiguousarray(w.T)
+            for i in range(w.shape[1]):
+                for j in range(w.shape[0]):
+                    self.wt[k][i * self.stride[k] + j] = wv[i, j]
+            for j in range(w.shape[0]):
+                self.b[k][j] = bb[j]
+        self.rows1 = <const float**>malloc(widest * sizeof(float*))
+        self.rows = <const float**>malloc(widest * sizeof(float*))
+        self.vals = <float*>malloc(widest * sizeof(float))
+        self.h = _zeros(widest)
+        if self.rows1 == NULL or self.rows == NULL or self.vals == NULL or self.h == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef int k
+        for k in range(self.n_layers):
+            free(self.wt[k])
+            free(self.b[k])
+        free(self.rows1)
+        free(self.rows)
+        free(self.vals)
+        free(self.h)
+        dc_nnue_release(self.net)
+
+    def spawn(self):
+        """The same network in a second instance (its own scratch), for another search
+        thread."""
+        return NNUEEvaluator(self.ft_weight, self.ft_bias, self.layers,
+                             tanh_output=self.tanh_output, scale=self.scale, lo=self.lo,
+                             hi=self.hi)
+
+    @property
+    def widths_(self) -> tuple:
+        """(accumulator width, head inputs, head widths..., 1)."""
+        return (self.width,) + tuple(self.widths[k] for k in range(self.n_layers + 1))
+
+    cdef double _head(self, const int32_t* us, const int32_t* them, int die, int castle,
+                      bint ep) noexcept nogil:
+        """The raw output (before tanh) from both views' accumulators and the context
+        (castle: the mover's king/queen side in bits 0/1, the opponent's in 2/3)."""
+        cdef int n1 = 0, n = 0, i, j, k, width = self.width, stride = self.stride[0]
+        cdef float v
+        cdef const float* w = self.wt[0]
+        cdef const int32_t* a
+        cdef float inv_q = 1.0 / DC_NNUE_Q
+        for k in range(2):
+            a = us if k == 0 else them
+            for i in range(width):
+                if a[i] >= DC_NNUE_Q:            # clamped to 1: the row alone
+                    self.rows1[n1] = w + (k * width + i) * stride
+                    n1 += 1
+                elif a[i] > 0:
+                    self.rows[n] = w + (k * width + i) * stride
+                    self.vals[n] = a[i] * inv_q
+                    n += 1
+        if die:
+            self.rows1[n1] = w + (2 * width + die - 1) * stride
+            n1 += 1
+        for i in range(4):
+            if castle >> i & 1:
+                self.rows1[n1] = w + (2 * width + 6 + i) * stride
+                n1 += 1
+        if ep:
+            self.rows1[n1] = w + (2 * width + 10) * stride
+            n1 += 1
+        k = 0
+        while True:
+            j = 0
+            while j < self.widths[k + 1]:
+                descent_mlp_chunk(self.b[k] + j, self.rows1, n1, self.rows, self.vals, n, j,
+                                  self.h + j)
+                j += DESCENT_MLP_CHUNK
+            if k + 1 == self.n_layers:
+                return self.h[0]
+            n1 = n = 0
+            for j in range(self.widths[k + 1]):   # the next layer's nonzero inputs
+                self.rows[n] = self.wt[k + 1] + j * self.stride[k + 1]
+                self.vals[n] = self.h[j]
+                n += self.h[j] > 0.0
+            k += 1
+
+    cdef inline double _finish(self, double raw, int side) noexcept nogil:
+        cdef double v = (tanh(raw) if self.tanh_output else raw) * self.scale
+        if side == 1:
+            v = -v
+        if v < self.lo:
+            return self.lo
+        if v > self.hi:
+            return self.hi
+        return v
+
+    cdef double c_heuristic(self, GameState s) noexcept nogil:
+        return self._value(<DiceChessBoard>s)
+
+    cdef double _value(self, DiceChessBoard b) noexcept nogil:
+        cdef int side = b.side, castle = b.castling
+        if b.nnue != self.net:
+            b.c_nnue_attach(self.net)
+        if side == 1:
+            castle = (castle >> 2) | ((castle & 3) << 2)
+        return self._finish(self._head(
+            b.nnue_acc + side * DC_NNUE_MAX_WIDTH,
+            b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, b.die, castle, b.ep >= 0), side)
+
+    def check_state(self, GameState s) -> None:
+        """ValueError unless ``s`` is a dice-chess state (what c_heuristic reads)."""
+        if not isinstance(s, DiceChessBoard):
+            raise ValueError(f"an NNUE values dice chess states, not {s.game.name}")
+
+    def accumulator(self, GameState s, bint fresh=False):
+        """The (2, width) int32 accumulator ``s`` holds for this network (attaching it
+        first if it holds none), or with ``fresh`` one summed afresh from its board: the
+        two are equal after any moves (the tests' check)."""
+        self.check_state(s)
+        cdef DiceChessBoard b = <DiceChessBoard>s
+        cdef int32_t tmp[2 * DC_NNUE_MAX_WIDTH]
+        cdef const int32_t* src = b.nnue_acc
+        if fresh:
+            dc_nnue_refresh(self.net, tmp, b.board)
+            src = tmp
+        elif b.nnue != self.net:
+            b.c_nnue_attach(self.net)
+        out = np.empty((2, self.width), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        cdef int k, j
+        for k in range(2):
+            for j in range(self.width):
+                o[k, j] = src[k * DC_NNUE_MAX_WIDTH + j]
+        return out
+
+    def value(self, GameState s) -> float:
+        """c_heuristic on ``s`` (checked): player 0's view."""
+        self.check_state(s)
+        return self.c_heuristic(s)
+
+    def forward(self, batch) -> np.ndarray:
+        """Raw outputs (float32, tanh applied if the model has it; before scale and view)
+        of a float32 (n, 24, 8, 8) batch of encoded positions (the ``native`` backend's
+        call): the accumulators summed from the planes' pieces."""
+        arr = np.ascontiguousarray(batch, dtype=np.float32)
+        if arr.ndim != 4 or tuple(arr.shape[1:]) != (24, 8, 8):
+            raise ValueError(f"batch shape {tuple(arr.shape)} does not encode dice chess's "
+                             f"24 planes of 8 x 8")
+        cdef Py_ssize_t i, n = arr.shape[0]
+        cdef int sq, p, die, castle, side
+        cdef bint ep
+        cdef double raw
+        cdef float[:, :, ::1] x = arr.reshape(n, 24, 64)
+        cdef int8_t board[64]
+        out = np.empty(n, dtype=np.float32)
+        cdef float[::1] o = out
+        with nogil:
+            for i in range(n):
+                memset(board, 0, 64)
+                for p in range(12):
+                    for sq in range(64):
+                        if x[i, p, sq] > 0.5:
+                            board[sq] = (p // 6) * 8 + p % 6 + 1
+                dc_nnue_refresh(self.net, self.acc, board)
+                side = 0 if x[i, 12, 0] > 0.5 else 1
+                castle = 0
+                for p in range(4):
+                    if x[i, 13 + p, 0] > 0.5:
+                        castle |= 1 << p
+                if side == 1:
+                    castle = (castle >> 2) | ((castle & 3) << 2)
+                ep = False
+                for sq in range(64):
+                    ep = ep or x[i, 17, sq] > 0.5
+                die = 0
+                for p in range(6):
+                    if x[i, 18 + p, 0] > 0.5:
+                        die = p + 1
+                raw = self._head(self.acc + side * DC_NNUE_MAX_WIDTH,
+                                 self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, die, castle, ep)
+                o[i] = <float>(tanh(raw) if self.tanh_output else raw)
+        return out

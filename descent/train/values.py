@@ -1,0 +1,318 @@
+"""``descent values``: value networks fitted on the labels of a dice game, and what they know.
+
+Stockfish trains its NNUE on positions valued by a deeper search than the one that will
+use it; ``descent labels generate --game dicechess`` keeps such positions (expectiminimax
+over the C heuristic at a node budget, every decision of self-play games, with the game's
+result). This fits a value network of any preset of the game on them::
+
+    descent values train data/labels/dicechess --run-dir data/runs/dicechess-nnue \\
+        --preset nnue --epochs 20
+    descent values eval data/runs/dicechess-nnue/model.dnet data/labels/dicechess
+
+Each labelled position is replayed from its game's moves (the dice are among them) and
+encoded; the target is the search's value, mixed with the game's result by ``--outcome``
+(Stockfish's lambda: 0 the search alone, 1 the result alone), for the side to move (the
+model's view: ``side_to_move``). The loss is the squared error of the network's tanh
+output. One game in ten (seed divisible by 10) is held out; the held-out figures are the
+loss and the Pearson correlation with the search's value on the positions it did not
+prove (``value_corr``), beside which ``eval`` puts the game's C heuristic's.
+
+A run keeps its state in its folder (``config.json``, ``checkpoint.pt`` with the
+optimiser, ``metrics.jsonl``, the best held-out model as ``model.dnet``) and resumes from
+it with more epochs, on whatever the labels folders then hold (a new held-out set chooses
+its best model anew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from descent.train.labels import DRAW, Labels, load
+
+HELD_OUT_EVERY = 10          # games whose seed is divisible by this are held out
+
+
+@dataclass
+class ValueExamples:
+    """Positions as encoded planes (0/1 bytes), with the search's value and the game's
+    result (both player 0's view), the player to move and whether the search proved its
+    value."""
+
+    x: npt.NDArray[np.uint8]
+    value: npt.NDArray[np.float32]
+    outcome: npt.NDArray[np.float32]
+    mover: npt.NDArray[np.int8]
+    proven: npt.NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return int(self.value.shape[0])
+
+    def target(self, outcome_weight: float) -> npt.NDArray[np.float32]:
+        """The training target for the side to move."""
+        mixed = (1.0 - outcome_weight) * self.value + outcome_weight * self.outcome
+        out: npt.NDArray[np.float32] = np.where(self.mover == 0, mixed, -mixed).astype(
+            np.float32)
+        return out
+
+
+def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
+    """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY)."""
+    seeds = labels.arrays["game_seed"]
+    out: npt.NDArray[np.bool_] = (seeds[labels.arrays["pos_game"]] % HELD_OUT_EVERY) == 0
+    return out
+
+
+def _replay(labels: Labels, positions: npt.NDArray[np.int64]) -> Iterator[tuple[int, Any]]:
+    """(position, state) for each of ``positions``, each game replayed once in order."""
+    from descent.search_cy.games.registry import make_game
+
+    a = labels.arrays
+    game = make_game(labels.game)
+    order = sorted(positions.tolist(), key=lambda p: (int(a["pos_game"][p]),
+                                                       int(a["pos_ply"][p])))
+    current, state, done = -1, None, 0
+    for p in order:
+        g, ply, extra = int(a["pos_game"][p]), int(a["pos_ply"][p]), int(a["pos_extra"][p])
+        if g != current:
+            current, state, done = g, game.new_initial_state(), 0
+        assert state is not None
+        moves = a["game_moves"][int(a["game_offset"][g]):int(a["game_offset"][g + 1])]
+        while done < ply:
+            state.apply_action(int(moves[done]))
+            done += 1
+        if extra >= 0:
+            state.apply_action(extra)
+            yield p, state
+            state.undo()
+        else:
+            yield p, state
+
+
+def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> ValueExamples:
+    """The ``positions`` of ``labels`` as examples, in the order given."""
+    a = labels.arrays
+    n = len(positions)
+    shape = None
+    x: npt.NDArray[np.uint8] = np.zeros((0,), np.uint8)
+    mover = np.zeros(n, np.int8)
+    row = {int(p): i for i, p in enumerate(positions.tolist())}
+    for p, state in _replay(labels, positions):
+        if shape is None:
+            shape = tuple(state.encoding_shape)
+            x = np.zeros((n, *shape), np.uint8)
+        i = row[p]
+        x[i] = np.asarray(state.encode(), np.float32) > 0.5
+        mover[i] = state.current_player()
+    winner = a["game_winner"][a["pos_game"][positions]]
+    outcome = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
+    outcome[winner == DRAW] = 0.0
+    return ValueExamples(x=x, value=a["value"][positions].astype(np.float32),
+                         outcome=outcome, mover=mover, proven=a["proven"][positions])
+
+
+@dataclass
+class ValueConfig:
+    """A value run's settings (``config.json``; a resumed run keeps its own)."""
+
+    preset: str = "nnue"
+    batch: int = 512
+    lr: float = 1e-3
+    weight_decay: float = 1e-5
+    outcome: float = 0.0        # weight of the game's result in the target (lambda)
+    seed: int = 1
+
+
+def correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
+    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.float32]:
+    """The network's outputs (its view: the side to move) on every example."""
+    import torch
+
+    out = np.empty(len(data), np.float32)
+    net.eval()
+    with torch.no_grad():
+        for s in range(0, len(data), batch):
+            xb = torch.from_numpy(data.x[s:s + batch].astype(np.float32))
+            out[s:s + batch] = net(xb).numpy()
+    return out
+
+
+def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, float]:
+    """Held-out loss against the target, and the correlation with the search's value (the
+    side to move's view) on the positions it did not prove."""
+    y = predict(net, data)
+    t = data.target(outcome_weight)
+    search = data.target(0.0)
+    u = ~data.proven
+    return {"loss": float(np.mean((y - t) ** 2)), "value_corr": correlation(y[u], search[u])}
+
+
+def train(folders: list[Path], run_dir: Path, epochs: int, *,
+          config: ValueConfig | None = None,
+          log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Trains (or resumes) the run in ``run_dir`` until it has ``epochs`` epochs on the
+    labels of ``folders``; returns the last epoch's metrics. The best held-out model so
+    far is ``run_dir/model.dnet``."""
+    import torch
+
+    from descent.nets.arch import preset
+    from descent.nets.files import atomic_write
+    from descent.nets.modelfile import Provenance, ValueSpec, make_model, save_model
+    from descent.nets.models import module_from_weights, weights_from_module
+    from descent.search_cy.games.registry import make_game
+
+    say = log or (lambda text: None)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg_path = run_dir / "config.json"
+    if cfg_path.exists():
+        cfg = ValueConfig(**json.loads(cfg_path.read_text()))
+    else:
+        cfg = config or ValueConfig()
+        with atomic_write(cfg_path, "w") as f:
+            f.write(json.dumps(asdict(cfg), indent=1) + "\n")
+    labels = load(*folders)
+    game = make_game(labels.game)
+    test_mask = held_out(labels)
+    positions = np.arange(labels.positions)
+    train_set = examples(labels, positions[~test_mask])
+    test_set = examples(labels, positions[test_mask])
+    arch = preset(game.name, cfg.preset)
+    torch.manual_seed(cfg.seed)
+    net: Any = module_from_weights(arch, tuple(train_set.x.shape[1:]), seed=cfg.seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    # the step size falls to a third after each epoch that did not lower the held-out loss
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.3, patience=0)
+    ckpt = run_dir / "checkpoint.pt"
+    epoch, best = 0, math.inf
+    if ckpt.exists():
+        state = torch.load(ckpt, weights_only=True)
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        epoch, best = int(state["epoch"]), float(state["best"])
+        if int(state["test_positions"]) != len(test_set):
+            best = math.inf       # other labels, another held-out set: a best anew
+    target = torch.from_numpy(train_set.target(cfg.outcome))
+    say(f"{len(train_set)} training and {len(test_set)} held-out positions "
+        f"({labels.arrays['game_seed'].size} games); epoch {epoch} of {epochs}")
+    metrics: dict[str, Any] = {}
+    while epoch < epochs:
+        started = time.monotonic()
+        order = np.random.default_rng(cfg.seed * 1000 + epoch).permutation(len(train_set))
+        net.train()
+        total = 0.0
+        for s in range(0, len(order), cfg.batch):
+            idx = order[s:s + cfg.batch]
+            xb = torch.from_numpy(train_set.x[idx].astype(np.float32))
+            loss: Any = torch.mean((net(xb) - target[idx]) ** 2)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+        epoch += 1
+        held = evaluate(net, test_set, cfg.outcome)
+        sched.step(held["loss"])
+        metrics = {"epoch": epoch, "lr": opt.param_groups[0]["lr"],
+                   "train_loss": total / len(train_set), "test_loss": held["loss"],
+                   "test_value_corr": held["value_corr"],
+                   "train_positions": len(train_set), "test_positions": len(test_set),
+                   "seconds": time.monotonic() - started}
+        if held["loss"] < best:
+            best = held["loss"]
+            model = make_model(game, arch, weights_from_module(net),
+                               value=ValueSpec(view="side_to_move"),
+                               training=Provenance(steps=epoch, games=int(
+                                   labels.arrays["game_seed"].size), seed=cfg.seed,
+                                   note=f"values on {', '.join(f.name for f in folders)}: "
+                                        f"held-out value corr {held['value_corr']:.4f}"))
+            save_model(model, run_dir / "model.dnet")
+        state = {"net": net.state_dict(), "opt": opt.state_dict(),
+                 "sched": sched.state_dict(), "epoch": epoch, "best": best,
+                 "test_positions": len(test_set)}
+        with atomic_write(ckpt, "wb") as f:
+            torch.save(state, f)
+        with open(run_dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(metrics) + "\n")
+        say(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, held-out loss "
+            f"{held['loss']:.4f}, value corr {held['value_corr']:.4f} "
+            f"({metrics['seconds']:.0f} s)")
+    return metrics
+
+
+def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
+    """On the held-out positions the search did not prove: the Pearson correlation with
+    the search's value (player 0's view) of the game's C heuristic and, when given, of
+    the model (through its native or torch evaluator, as a search would read it)."""
+    from descent.nets.evaluator import network_evaluator
+    from descent.search_cy.eval.heuristics import heuristic_for
+
+    labels = load(*folders)
+    positions = np.flatnonzero(held_out(labels) & ~labels.arrays["proven"])
+    search = labels.arrays["value"][positions]
+    row = {int(p): i for i, p in enumerate(positions.tolist())}
+    heuristic = np.zeros(len(positions))
+    network = np.zeros(len(positions))
+    evaluator = None
+    for p, state in _replay(labels, positions):
+        if evaluator is None:
+            h = heuristic_for(state)
+            evaluator = network_evaluator(model_path, state) if model_path else None
+        heuristic[row[p]] = h.evaluate([state])[0]
+        if evaluator is not None:
+            network[row[p]] = evaluator.evaluate([state])[0]
+    out = {"positions": float(len(positions)), "heuristic": correlation(heuristic, search)}
+    if model_path is not None:
+        out["network"] = correlation(network, search)
+    return out
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="values_command", metavar="ACTION", required=True)
+    t = sub.add_parser("train", help="fit (or resume) a value network on labels folders")
+    t.add_argument("folders", type=Path, nargs="+", help="labels folders (one game)")
+    t.add_argument("--run-dir", type=Path, required=True)
+    t.add_argument("--epochs", type=int, default=20, help="train until this many epochs")
+    t.add_argument("--preset", default="nnue", help="the game's value preset (nets/arch.py)")
+    t.add_argument("--outcome", type=float, default=0.0,
+                   help="weight of the game's result in the target (0: the search's value)")
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--batch", type=int, default=512)
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    e = sub.add_parser("eval", help="held-out correlation with the labels' values, beside "
+                                    "the C heuristic's")
+    e.add_argument("model", type=Path, help="a value model file ('none': the heuristic only)")
+    e.add_argument("folders", type=Path, nargs="+")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.values_command == "train":
+        if not 0.0 <= args.outcome <= 1.0:
+            raise ValueError(f"--outcome {args.outcome}: a weight from 0 to 1")
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
+                          outcome=args.outcome, seed=args.seed)
+        train(args.folders, args.run_dir, args.epochs, config=cfg,
+              log=lambda text: print(text, flush=True))
+        return 0
+    model = None if str(args.model) == "none" else args.model
+    result = accuracy(model, args.folders)
+    print(json.dumps(result))
+    return 0
