@@ -1,0 +1,63 @@
+"""``descent values``: value networks fitted on a dice game's labels, resumable, and the
+held-out figures beside the C heuristic's."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from descent.nets.modelfile import load_model
+from descent.search_cy.games.registry import make_game
+from descent.train.labels import Player, generate, load
+from descent.train.values import ValueConfig, accuracy, examples, held_out, train
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def labels_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("labels") / "dicechess"
+    # game seeds 1_000_000..: game 0 (seed divisible by 10) and game 10 are held out
+    generate(folder, Player.for_game("dicechess", sims=600, branch=0.3), games=11, jobs=1,
+             shard_games=6)
+    return folder
+
+
+def test_examples_are_the_replayed_positions_with_targets_for_the_side_to_move(
+        labels_folder: Path) -> None:
+    labels = load(labels_folder)
+    positions = np.arange(labels.positions)
+    data = examples(labels, positions)
+    game = make_game(labels.game)
+    for p in positions[:: max(1, len(positions) // 25)]:
+        state = game.new_initial_state()
+        for move in labels.moves(int(p)):
+            state.apply_action(move)
+        assert np.array_equal(data.x[p], np.asarray(state.encode()) > 0.5)
+        assert data.mover[p] == state.current_player()
+    target = data.target(0.0)
+    assert np.array_equal(target, np.where(data.mover == 0, data.value, -data.value))
+    assert np.array_equal(data.target(1.0) * np.where(data.mover == 0, 1, -1), data.outcome)
+    assert held_out(labels).any() and not held_out(labels).all()
+
+
+def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cfg = ValueConfig(preset="nnue_tiny", batch=64)
+    train([labels_folder], run, 1, config=cfg)
+    first = (run / "metrics.jsonl").read_text().splitlines()
+    assert len(first) == 1
+    last = train([labels_folder], run, 2, config=ValueConfig(preset="nnue"))
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [m["epoch"] for m in lines] == [1, 2] and last["epoch"] == 2
+    # the run keeps its own settings: the second call's preset is not read
+    assert json.loads((run / "config.json").read_text())["preset"] == "nnue_tiny"
+    model = load_model(run / "model.dnet", "dicechess")
+    assert model.arch.preset == "nnue_tiny" and model.value.view == "side_to_move"
+    figures = accuracy(run / "model.dnet", [labels_folder])
+    assert figures["positions"] > 0
+    assert math.isfinite(figures["heuristic"]) and math.isfinite(figures["network"])
