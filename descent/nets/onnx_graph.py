@@ -1,11 +1,12 @@
 """ONNX graphs built straight from a model file's weights, without PyTorch.
 
 The architecture families are a handful of operators (Conv, Relu, Add, Flatten, Gemm,
-Tanh; the nnue's views Gather, Slice, Where and Clip), so the graph is written here with ``onnx.helper`` instead of tracing the torch
-module: the engine then needs neither torch nor a second file next to each model to run
-it, the graph is the same bytes for the same weights on every machine, and the model file
-stays the single source of truth. Parity with the torch module is a test
-(tests/nets/test_parity.py) and part of ``descent export``.
+Tanh; the nnue's views Gather, Slice, Where and Clip), so the graph is written here with
+``onnx.helper`` instead of tracing the torch module: the engine then needs neither torch
+nor a second file next to each model to run it, the graph is the same bytes for the same
+weights on every machine, and the model file stays the single source of truth. Parity
+with the torch module is a test (tests/nets/test_parity.py) and part of ``descent
+export``.
 
 Input ``planes``: float32 (batch, planes, H, W); output ``value``: float32 (batch,), the
 raw network output (before ValueSpec.scale and view). ``fp16=True`` stores the weights in
@@ -16,7 +17,7 @@ low-precision graph spelled out, e.g. strongly typed TensorRT).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -66,7 +67,7 @@ def build_onnx(model: LoadedModel, *, fp16: bool = False, opset: int = OPSET) ->
             inits.append(numpy_helper.from_array(value, name))
         return name
 
-    def op(kind: str, inputs: list[str], **attrs: object) -> str:
+    def op(kind: str, inputs: list[str], **attrs: Any) -> str:
         out = fresh(kind.lower())
         nodes.append(helper.make_node(kind, inputs, [out], **attrs))
         return out
