@@ -101,3 +101,23 @@ def test_a_shipped_policy_is_the_default_of_its_board_size_with_or_without_swap(
                              for a in engine.state.legal_actions()]
     assert Engine(Settings(game=f"hex(size={size})", policy="none", hash_mb=16)
                   ).describe()["policy"] == ""
+
+
+@pytest.mark.parametrize("text", ["A4/5/5/5/4a r roll", "A4/5/5/5/4a r d3",
+                                  "5/1A3/5/3b1/4c b roll"])
+def test_the_shipped_einstein_network_leaves_endgames_their_exact_values(text: str) -> None:
+    # a learned leaf never makes a solved value wrong: two- and three-cube endgames
+    # searched to their ends give the exhaustive expectimax, whatever the network says
+    from descent.nets.evaluator import network_evaluator
+    from descent.search_cy.search.api import SearchParams, make_search
+    from descent.search_cy.search.stopper import Stopper
+    from tests.search_cy.search.test_expectimax import brute_force
+
+    game = make_game("einstein")
+    path = shipped_model(game)
+    assert path is not None
+    state = game.state_from_text(text)
+    search = make_search("expectiminimax", network_evaluator(path, state),
+                         SearchParams(max_depth=40))
+    result = search.run(state, Stopper())
+    assert result.resolved and result.value == brute_force(state)
