@@ -11,11 +11,15 @@ result). This fits a value network of any preset of the game on them::
 
 Each labelled position is replayed from its game's moves (the dice are among them) and
 encoded; the target is the search's value, mixed with the game's result by ``--outcome``
-(Stockfish's lambda: 0 the search alone, 1 the result alone), for the side to move (the
-model's view: ``side_to_move``). The loss is the squared error of the network's tanh
-output. One game in ten (seed divisible by 10) is held out; the held-out figures are the
-loss and the Pearson correlation with the search's value on the positions it did not
-prove (``value_corr``), beside which ``eval`` puts the game's C heuristic's.
+(Stockfish's lambda: 0 the search alone, 1 the result alone), for the side to move, or to
+roll at a chance node (the model's view: ``side_to_move``). The labels value decisions
+(the die known) and the positions after a random move (chance nodes); training also reads
+each decision's position before its roll, with the decision's labels (an unbiased sample
+of the chance node's value), since a search's leaves are chance nodes as often as not.
+The loss is the squared error of the network's tanh output. One game in ten (seed
+divisible by 10) is held out; the held-out figures are the loss and the Pearson
+correlation with the search's value on the positions it did not prove (``value_corr``),
+beside which ``eval`` puts the game's C heuristic's.
 
 A run keeps its state in its folder (``config.json``, ``checkpoint.pt`` with the
 optimiser, ``metrics.jsonl``, the best held-out model as ``model.dnet``) and resumes from
@@ -72,8 +76,11 @@ def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
     return out
 
 
-def _replay(labels: Labels, positions: npt.NDArray[np.int64]) -> Iterator[tuple[int, Any]]:
-    """(position, state) for each of ``positions``, each game replayed once in order."""
+def _replay(labels: Labels, positions: npt.NDArray[np.int64],
+            pre_roll: bool = False) -> Iterator[tuple[int, bool, Any]]:
+    """(position, before its roll, state) for each of ``positions``, each game replayed
+    once in order; with ``pre_roll``, a position reached by a die roll is also given as
+    the chance node before it (``before its roll`` True), just before the position."""
     from descent.search_cy.games.registry import make_game
 
     a = labels.arrays
@@ -88,36 +95,42 @@ def _replay(labels: Labels, positions: npt.NDArray[np.int64]) -> Iterator[tuple[
         assert state is not None
         moves = a["game_moves"][int(a["game_offset"][g]):int(a["game_offset"][g + 1])]
         while done < ply:
+            if pre_roll and extra < 0 and done == ply - 1 and state.is_chance_node():
+                yield p, True, state
             state.apply_action(int(moves[done]))
             done += 1
         if extra >= 0:
             state.apply_action(extra)
-            yield p, state
+            yield p, False, state
             state.undo()
         else:
-            yield p, state
+            yield p, False, state
 
 
-def examples(labels: Labels, positions: npt.NDArray[np.int64]) -> ValueExamples:
-    """The ``positions`` of ``labels`` as examples, in the order given."""
+def examples(labels: Labels, positions: npt.NDArray[np.int64],
+             pre_roll: bool = False) -> ValueExamples:
+    """The ``positions`` of ``labels`` as examples. With ``pre_roll``, each position a
+    die roll led to is also given as the chance node before the roll, with the same
+    labels: the search's value after a fair roll is an unbiased sample of the value
+    before it, and a search values chance nodes at its leaves too."""
+    from descent.nets.encoding import TO_MOVE_PLANE
+
     a = labels.arrays
-    n = len(positions)
-    shape = None
-    x: npt.NDArray[np.uint8] = np.zeros((0,), np.uint8)
-    mover = np.zeros(n, np.int8)
-    row = {int(p): i for i, p in enumerate(positions.tolist())}
-    for p, state in _replay(labels, positions):
-        if shape is None:
-            shape = tuple(state.encoding_shape)
-            x = np.zeros((n, *shape), np.uint8)
-        i = row[p]
-        x[i] = np.asarray(state.encode(), np.float32) > 0.5
-        mover[i] = state.current_player()
-    winner = a["game_winner"][a["pos_game"][positions]]
+    rows: list[int] = []
+    planes: list[npt.NDArray[np.uint8]] = []
+    plane = TO_MOVE_PLANE[labels.game.split("(")[0]]
+    for p, _, state in _replay(labels, positions, pre_roll):
+        rows.append(p)
+        planes.append(np.asarray(state.encode(), np.float32) > 0.5)
+    index = np.array(rows, dtype=np.int64)
+    x = np.stack(planes).astype(np.uint8) if planes else np.zeros((0,), np.uint8)
+    # the side the encoding says is to move (to roll at a chance node): the model's view
+    mover = (x[:, plane, 0, 0] == 0).astype(np.int8) if planes else np.zeros(0, np.int8)
+    winner = a["game_winner"][a["pos_game"][index]]
     outcome = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
     outcome[winner == DRAW] = 0.0
-    return ValueExamples(x=x, value=a["value"][positions].astype(np.float32),
-                         outcome=outcome, mover=mover, proven=a["proven"][positions])
+    return ValueExamples(x=x, value=a["value"][index].astype(np.float32),
+                         outcome=outcome, mover=mover, proven=a["proven"][index])
 
 
 @dataclass
@@ -129,6 +142,7 @@ class ValueConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-5
     outcome: float = 0.0        # weight of the game's result in the target (lambda)
+    pre_roll: bool = True       # the chance node before each roll, with the roll's labels
     seed: int = 1
 
 
@@ -188,7 +202,7 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
     game = make_game(labels.game)
     test_mask = held_out(labels)
     positions = np.arange(labels.positions)
-    train_set = examples(labels, positions[~test_mask])
+    train_set = examples(labels, positions[~test_mask], cfg.pre_roll)
     test_set = examples(labels, positions[test_mask])
     arch = preset(game.name, cfg.preset)
     torch.manual_seed(cfg.seed)
@@ -267,7 +281,7 @@ def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
     heuristic = np.zeros(len(positions))
     network = np.zeros(len(positions))
     evaluator = None
-    for p, state in _replay(labels, positions):
+    for p, _, state in _replay(labels, positions):
         if evaluator is None:
             h = heuristic_for(state)
             evaluator = network_evaluator(model_path, state) if model_path else None
@@ -289,6 +303,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--preset", default="nnue", help="the game's value preset (nets/arch.py)")
     t.add_argument("--outcome", type=float, default=0.0,
                    help="weight of the game's result in the target (0: the search's value)")
+    t.add_argument("--no-pre-roll", dest="pre_roll", action="store_false",
+                   help="train on the labelled positions only, not also on the chance node "
+                        "before each roll")
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--batch", type=int, default=512)
     t.add_argument("--seed", type=int, default=1)
@@ -308,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
 
             torch.set_num_threads(args.threads)
         cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
-                          outcome=args.outcome, seed=args.seed)
+                          outcome=args.outcome, pre_roll=args.pre_roll, seed=args.seed)
         train(args.folders, args.run_dir, args.epochs, config=cfg,
               log=lambda text: print(text, flush=True))
         return 0

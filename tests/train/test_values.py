@@ -33,16 +33,25 @@ def test_examples_are_the_replayed_positions_with_targets_for_the_side_to_move(
     positions = np.arange(labels.positions)
     data = examples(labels, positions)
     game = make_game(labels.game)
+    chance = 0
     for p in positions[:: max(1, len(positions) // 25)]:
         state = game.new_initial_state()
         for move in labels.moves(int(p)):
             state.apply_action(move)
         assert np.array_equal(data.x[p], np.asarray(state.encode()) > 0.5)
-        assert data.mover[p] == state.current_player()
+        assert data.mover[p] == state.side_to_move     # the side to move, or to roll
+        chance += state.is_chance_node()
+    assert chance > 0                   # the random branch moves' positions are chance nodes
     target = data.target(0.0)
     assert np.array_equal(target, np.where(data.mover == 0, data.value, -data.value))
     assert np.array_equal(data.target(1.0) * np.where(data.mover == 0, 1, -1), data.outcome)
     assert held_out(labels).any() and not held_out(labels).all()
+    # before each roll: the chance node, with the labels of the decision it led to
+    more = examples(labels, positions, pre_roll=True)
+    rolled = [p for p in positions if labels.arrays["pos_extra"][p] < 0
+              and labels.arrays["pos_ply"][p] > 0]
+    assert len(more) == len(data) + len(rolled)
+    assert set(more.value.tolist()) == set(data.value.tolist())
 
 
 def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: Path) -> None:
