@@ -121,9 +121,9 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     plane = TO_MOVE_PLANE[labels.game.split("(")[0]]
     for p, _, state in _replay(labels, positions, pre_roll):
         rows.append(p)
-        planes.append(np.asarray(state.encode(), np.float32) > 0.5)
+        planes.append((np.asarray(state.encode(), np.float32) > 0.5).astype(np.uint8))
     index = np.array(rows, dtype=np.int64)
-    x = np.stack(planes).astype(np.uint8) if planes else np.zeros((0,), np.uint8)
+    x = np.stack(planes) if planes else np.zeros((0,), np.uint8)
     # the side the encoding says is to move (to roll at a chance node): the model's view
     mover = (x[:, plane, 0, 0] == 0).astype(np.int8) if planes else np.zeros(0, np.int8)
     winner = a["game_winner"][a["pos_game"][index]]
