@@ -44,7 +44,7 @@ def mlp_layers(model: LoadedModel) -> list[tuple[Any, Any]]:
 
 
 def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
-                  list_form: bool = True) -> MLPEvaluator | NNUEEvaluator:
+                     list_form: bool = True) -> MLPEvaluator | NNUEEvaluator:
     """The C evaluator of ``model`` for searches on states like ``prototype``
     (``list_form=False``: an mlp reads the planes even where the game has a list form; an
     nnue reads neither: its first layer is the position's accumulator)."""
