@@ -103,7 +103,8 @@ def test_bench_nets_times_the_native_leaf_inside_expectiminimax(
     data = json.loads(capsys.readouterr().out)
     assert status == 0
     leaves = {r["leaf"]: r for r in data["leaf"]}
-    assert set(leaves) == {"heuristic", "mlp, planes", "mlp, list form", "nnue"}
+    assert set(leaves) == {"heuristic", "mlp, planes", "mlp, list form", "nnue",
+                           "nnue_small"}
     assert leaves["heuristic"]["heuristic_ratio"] == 1.0
     # the same values give the same tree: both network rows searched the same nodes
     assert leaves["mlp, planes"]["nodes"] == leaves["mlp, list form"]["nodes"]
