@@ -21,6 +21,10 @@ divisible by 10) is held out; the held-out figures are the loss and the Pearson
 correlation with the search's value on the positions it did not prove (``value_corr``),
 beside which ``eval`` puts the game's C heuristic's.
 
+``--init MODEL`` starts a run from a network of the same preset: fitted first on many
+positions valued by a shallow search (cheap: ``--sims 4000`` plays a game in a fraction
+of a second), then refined on the deep labels.
+
 A run keeps its state in its folder (``config.json``, ``checkpoint.pt`` with the
 optimiser, ``metrics.jsonl``, the best held-out model as ``model.dnet``) and resumes from
 it with more epochs, on whatever the labels folders then hold (a new held-out set chooses
@@ -144,6 +148,7 @@ class ValueConfig:
     outcome: float = 0.0        # weight of the game's result in the target (lambda)
     pre_roll: bool = True       # the chance node before each roll, with the roll's labels
     seed: int = 1
+    init: str = ""              # a model file of the same architecture to start from
 
 
 def correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
@@ -185,7 +190,7 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
 
     from descent.nets.arch import preset
     from descent.nets.files import atomic_write
-    from descent.nets.modelfile import Provenance, ValueSpec, make_model, save_model
+    from descent.nets.modelfile import Provenance, ValueSpec, load_model, make_model, save_model
     from descent.nets.models import module_from_weights, weights_from_module
     from descent.search_cy.games.registry import make_game
 
@@ -206,7 +211,15 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
     test_set = examples(labels, positions[test_mask])
     arch = preset(game.name, cfg.preset)
     torch.manual_seed(cfg.seed)
-    net: Any = module_from_weights(arch, tuple(train_set.x.shape[1:]), seed=cfg.seed)
+    start = None
+    if cfg.init:
+        # a curriculum: a network fitted on many cheap labels, refined on the deep ones
+        start = load_model(cfg.init, game)
+        if start.arch.family != arch.family or start.arch.fc != arch.fc:
+            raise ValueError(f"{cfg.init}: a {start.arch.family} {list(start.arch.fc)}, not "
+                             f"the {cfg.preset} preset's {arch.family} {list(arch.fc)}")
+    net: Any = module_from_weights(arch, tuple(train_set.x.shape[1:]),
+                                   start.weights if start else None, seed=cfg.seed)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     # the step size falls to a third after each epoch that did not lower the held-out loss
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.3, patience=0)
@@ -309,6 +322,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--batch", type=int, default=512)
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--init", default="",
+                   help="start from this model file's weights (same preset): a network fitted "
+                        "on cheaper labels, refined on these")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     e = sub.add_parser("eval", help="held-out correlation with the labels' values, beside "
                                     "the C heuristic's")
@@ -325,7 +341,8 @@ def run(args: argparse.Namespace) -> int:
 
             torch.set_num_threads(args.threads)
         cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
-                          outcome=args.outcome, pre_roll=args.pre_roll, seed=args.seed)
+                          outcome=args.outcome, pre_roll=args.pre_roll, seed=args.seed,
+                          init=args.init)
         train(args.folders, args.run_dir, args.epochs, config=cfg,
               log=lambda text: print(text, flush=True))
         return 0

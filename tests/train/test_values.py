@@ -70,3 +70,19 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     figures = accuracy(run / "model.dnet", [labels_folder])
     assert figures["positions"] > 0
     assert math.isfinite(figures["heuristic"]) and math.isfinite(figures["network"])
+
+
+def test_a_run_starts_from_a_model_of_its_preset_and_refuses_another(
+        labels_folder: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    train([labels_folder], first, 1, config=ValueConfig(preset="nnue_tiny", batch=64))
+    start = load_model(first / "model.dnet", "dicechess")
+    # no epoch at a learning rate of 0: the second run's model is its start's
+    second = tmp_path / "second"
+    train([labels_folder], second, 1, config=ValueConfig(
+        preset="nnue_tiny", lr=0.0, weight_decay=0.0, init=str(first / "model.dnet")))
+    again = load_model(second / "model.dnet", "dicechess")
+    assert all(np.array_equal(again.weights[k], start.weights[k]) for k in start.weights)
+    with pytest.raises(ValueError, match="not the nnue_small preset's"):
+        train([labels_folder], tmp_path / "third", 1, config=ValueConfig(
+            preset="nnue_small", init=str(first / "model.dnet")))
