@@ -8,6 +8,7 @@ result). This fits a value network of any preset of the game on them::
     descent values train data/labels/dicechess --run-dir data/runs/dicechess-nnue \\
         --preset nnue --epochs 20
     descent values eval data/runs/dicechess-nnue/model.dnet data/labels/dicechess
+    descent values curve data/labels/dicechess --games 100,200,400 --work curve
 
 Each labelled position is replayed from its game's moves (the dice are among them) and
 encoded; the target is the search's value, mixed with the game's result by ``--outcome``
@@ -38,7 +39,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,7 @@ class ValueConfig:
     pre_roll: bool = True       # the chance node before each roll, with the roll's labels
     seed: int = 1
     init: str = ""              # a model file of the same architecture to start from
+    max_games: int = 0          # train on the first this many training games (0: all)
 
 
 def correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
@@ -207,7 +209,12 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
     game = make_game(labels.game)
     test_mask = held_out(labels)
     positions = np.arange(labels.positions)
-    train_set = examples(labels, positions[~test_mask], cfg.pre_roll)
+    train_mask = ~test_mask
+    if cfg.max_games:
+        # the first games in the folders' order: a learning curve's smaller samples
+        games = np.unique(labels.arrays["pos_game"][train_mask])[:cfg.max_games]
+        train_mask &= np.isin(labels.arrays["pos_game"], games)
+    train_set = examples(labels, positions[train_mask], cfg.pre_roll)
     test_set = examples(labels, positions[test_mask])
     arch = preset(game.name, cfg.preset)
     torch.manual_seed(cfg.seed)
@@ -307,6 +314,26 @@ def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
     return out
 
 
+def learning_curve(folders: list[Path], games: list[int], work: Path, epochs: int, *,
+                   config: ValueConfig | None = None,
+                   log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Held-out figures of fresh runs on the first ``games`` training games each (one run
+    folder per sample under ``work``), on one held-out set: what more labels buy."""
+    out = []
+    for n in games:
+        cfg = replace(config or ValueConfig(), max_games=n)
+        train(folders, work / f"games-{n}", epochs, config=cfg)
+        rows = [json.loads(x) for x in (work / f"games-{n}" / "metrics.jsonl").read_text()
+                .splitlines()]
+        best = min(rows, key=lambda m: m["test_loss"])
+        out.append({"games": n, "train_positions": best["train_positions"],
+                    "epoch": best["epoch"], "test_loss": best["test_loss"],
+                    "test_value_corr": best["test_value_corr"]})
+        if log:
+            log(json.dumps(out[-1]))
+    return out
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="values_command", metavar="ACTION", required=True)
     t = sub.add_parser("train", help="fit (or resume) a value network on labels folders")
@@ -326,6 +353,15 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="start from this model file's weights (same preset): a network fitted "
                         "on cheaper labels, refined on these")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    t.add_argument("--max-games", type=int, default=0,
+                   help="train on the first this many training games (0: all)")
+    c = sub.add_parser("curve", help="held-out figures of fresh runs on more and more games")
+    c.add_argument("folders", type=Path, nargs="+")
+    c.add_argument("--games", required=True, help="sample sizes, e.g. 100,200,400")
+    c.add_argument("--work", type=Path, required=True, help="a folder for the runs")
+    c.add_argument("--epochs", type=int, default=15)
+    c.add_argument("--preset", default="nnue")
+    c.add_argument("--threads", type=int, default=0)
     e = sub.add_parser("eval", help="held-out correlation with the labels' values, beside "
                                     "the C heuristic's")
     e.add_argument("model", type=Path, help="a value model file ('none': the heuristic only)")
@@ -333,6 +369,15 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.values_command == "curve":
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        learning_curve(args.folders, [int(x) for x in args.games.split(",")], args.work,
+                       args.epochs, config=ValueConfig(preset=args.preset),
+                       log=lambda text: print(text, flush=True))
+        return 0
     if args.values_command == "train":
         if not 0.0 <= args.outcome <= 1.0:
             raise ValueError(f"--outcome {args.outcome}: a weight from 0 to 1")
@@ -342,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
             torch.set_num_threads(args.threads)
         cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
                           outcome=args.outcome, pre_roll=args.pre_roll, seed=args.seed,
-                          init=args.init)
+                          init=args.init, max_games=args.max_games)
         train(args.folders, args.run_dir, args.epochs, config=cfg,
               log=lambda text: print(text, flush=True))
         return 0

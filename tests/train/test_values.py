@@ -13,7 +13,14 @@ import pytest
 from descent.nets.modelfile import load_model
 from descent.search_cy.games.registry import make_game
 from descent.train.labels import Player, generate, load
-from descent.train.values import ValueConfig, accuracy, examples, held_out, train
+from descent.train.values import (
+    ValueConfig,
+    accuracy,
+    examples,
+    held_out,
+    learning_curve,
+    train,
+)
 
 pytest.importorskip("torch")
 
@@ -86,3 +93,14 @@ def test_a_run_starts_from_a_model_of_its_preset_and_refuses_another(
     with pytest.raises(ValueError, match="not the nnue_small preset's"):
         train([labels_folder], tmp_path / "third", 1, config=ValueConfig(
             preset="nnue_small", init=str(first / "model.dnet")))
+
+
+def test_a_learning_curve_trains_on_more_and_more_games_against_one_held_out_set(
+        labels_folder: Path, tmp_path: Path) -> None:
+    rows = learning_curve([labels_folder], [2, 5], tmp_path, 1,
+                          config=ValueConfig(preset="nnue_tiny", batch=64))
+    assert [r["games"] for r in rows] == [2, 5]
+    assert 0 < rows[0]["train_positions"] < rows[1]["train_positions"]
+    tests = {json.loads((tmp_path / f"games-{n}" / "metrics.jsonl").read_text()
+                        .splitlines()[0])["test_positions"] for n in (2, 5)}
+    assert len(tests) == 1
