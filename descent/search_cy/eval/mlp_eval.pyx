@@ -29,11 +29,9 @@ import numpy as np
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
 
-cdef extern from "stdlib.h":
-    void* aligned_alloc(size_t alignment, size_t size) nogil
-
 cdef extern from "mlp_kernel.h":
     enum: DESCENT_MLP_CHUNK
+    float* descent_mlp_zeros(size_t n) noexcept nogil
     enum: DESCENT_MLP_MAX_LAYERS
     ctypedef struct descent_mlp:
         int planes, cells, n_layers
@@ -49,15 +47,6 @@ cdef extern from "mlp_kernel.h":
         int* full
     float descent_mlp_dense(const descent_mlp* m, float* x) noexcept nogil
     float descent_mlp_sparse(const descent_mlp* m, int* f, int nf) noexcept nogil
-
-
-cdef float* _zeros(size_t n) noexcept:
-    """n floats, zeroed, 64-byte aligned (the kernel loads whole vectors of a row)."""
-    cdef size_t size = (n * sizeof(float) + 63) // 64 * 64
-    cdef float* p = <float*>aligned_alloc(64, size)
-    if p != NULL:
-        memset(p, 0, size)
-    return p
 
 
 cdef class MLPEvaluator(HeuristicEvaluator):
@@ -176,8 +165,8 @@ cdef class MLPEvaluator(HeuristicEvaluator):
             self.net.stride[k] = ((n_out + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK
                                   * DESCENT_MLP_CHUNK)
             self.max_width = max(self.max_width, self.net.stride[k])
-            self.net.weights[k] = _zeros(n_in * self.net.stride[k])
-            self.net.biases[k] = _zeros(self.net.stride[k])
+            self.net.weights[k] = descent_mlp_zeros(n_in * self.net.stride[k])
+            self.net.biases[k] = descent_mlp_zeros(self.net.stride[k])
             if self.net.weights[k] == NULL or self.net.biases[k] == NULL:
                 self._release()
                 raise MemoryError()
@@ -190,13 +179,13 @@ cdef class MLPEvaluator(HeuristicEvaluator):
         n_out = self.net.stride[0]
         # a list form may hold up to n_in + planes entries (GameState.c_features)
         self.max_width = max(self.max_width, self.n_in + self.net.planes)
-        self.net.plane_sums = _zeros(self.net.planes * n_out)
+        self.net.plane_sums = descent_mlp_zeros(self.net.planes * n_out)
         self.net.rows1 = <const float**>malloc(self.max_width * sizeof(float*))
         self.net.rows = <const float**>malloc(self.max_width * sizeof(float*))
         self.net.vals = <float*>malloc(self.max_width * sizeof(float))
-        self.net.h = _zeros(self.max_width)
+        self.net.h = descent_mlp_zeros(self.max_width)
         self.net.full = <int*>malloc(self.net.planes * sizeof(int))
-        self.x = _zeros((self.n_in + 7) // 8 * 8)
+        self.x = descent_mlp_zeros((self.n_in + 7) // 8 * 8)
         self.f = <int*>malloc((self.n_in + self.net.planes) * sizeof(int))
         if self.net.plane_sums == NULL or self.net.rows1 == NULL or self.net.rows == NULL \
                 or self.net.vals == NULL or self.net.h == NULL or self.net.full == NULL \

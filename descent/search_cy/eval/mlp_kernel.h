@@ -29,6 +29,7 @@
 #define DESCENT_MLP_KERNEL_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DESCENT_MLP_LANES 4             /* floats a vector holds: SSE2, NEON */
@@ -36,6 +37,17 @@
 #define DESCENT_MLP_ACC (DESCENT_MLP_CHUNK / DESCENT_MLP_LANES)
 
 typedef float descent_vf __attribute__((vector_size(4 * DESCENT_MLP_LANES)));
+
+/* n floats, zeroed, 64-byte aligned (the kernel loads whole vectors of a row); NULL when
+ * out of memory. */
+static inline float *descent_mlp_zeros(size_t n)
+{
+    size_t size = (n * sizeof(float) + 63) / 64 * 64;
+    float *p = (float *)aligned_alloc(64, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
 
 /* out[0..CHUNK) = bias + sum_r rows1[r][0..CHUNK) + sum_r vals[r] * rows[r][0..CHUNK):
  * the inputs that are 1 need no multiplication (most of layer 0's). */

@@ -23,11 +23,9 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from libc.math cimport tanh
 
-cdef extern from "stdlib.h":
-    void* aligned_alloc(size_t alignment, size_t size) nogil
-
 cdef extern from "mlp_kernel.h":
     enum: DESCENT_MLP_CHUNK
+    float* descent_mlp_zeros(size_t n) noexcept nogil
     void descent_mlp_chunk(const float* bias, const float* const* rows1, int n1,
                            const float* const* rows, const float* vals, int n, int off,
                            float* out) noexcept nogil
@@ -50,15 +48,6 @@ Q = DC_NNUE_Q
 CONTEXT = N_CTX
 
 
-cdef float* _zeros(size_t n) noexcept:
-    """n floats, zeroed, 64-byte aligned (the mlp kernel loads whole vectors of a row)."""
-    cdef size_t size = (n * sizeof(float) + 63) // 64 * 64
-    cdef float* p = <float*>aligned_alloc(64, size)
-    if p != NULL:
-        memset(p, 0, size)
-    return p
-
-
 cdef class NNUEEvaluator(HeuristicEvaluator):
     """Values dice-chess states with an NNUE (player 0's view, within [lo, hi]).
 
@@ -71,7 +60,7 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
     """
 
     cdef dc_nnue* net
-    cdef int width, n_layers, n_in
+    cdef int width, n_layers
     cdef int widths[MAX_LAYERS + 1]
     cdef int stride[MAX_LAYERS]        # widths[k + 1] rounded up to DESCENT_MLP_CHUNK
     cdef float* wt[MAX_LAYERS]         # layer k transposed: widths[k] rows of stride[k]
@@ -155,8 +144,8 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
             self.stride[k] = ((w.shape[0] + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK
                               * DESCENT_MLP_CHUNK)
             widest = max(widest, self.stride[k])
-            self.wt[k] = _zeros(w.shape[1] * self.stride[k])
-            self.b[k] = _zeros(self.stride[k])
+            self.wt[k] = descent_mlp_zeros(w.shape[1] * self.stride[k])
+            self.b[k] = descent_mlp_zeros(self.stride[k])
             if self.wt[k] == NULL or self.b[k] == NULL:
                 raise MemoryError()
             wv = np.ascontiguousarray(w.T)
@@ -168,7 +157,7 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         self.rows1 = <const float**>malloc(widest * sizeof(float*))
         self.rows = <const float**>malloc(widest * sizeof(float*))
         self.vals = <float*>malloc(widest * sizeof(float))
-        self.h = _zeros(widest)
+        self.h = descent_mlp_zeros(widest)
         if self.rows1 == NULL or self.rows == NULL or self.vals == NULL or self.h == NULL:
             raise MemoryError()
 
