@@ -240,14 +240,7 @@ def weight_shapes(arch: Architecture,
                              f"{tuple(input_shape)}")
         shapes["ft.weight"] = (arch.fc[0], NNUE_FEATURES)
         shapes["ft.bias"] = (arch.fc[0],)
-        width_in = 2 * arch.fc[0] + NNUE_CONTEXT
-        for j, width_out in enumerate(arch.fc[1:]):
-            shapes[f"fc.{j}.weight"] = (width_out, width_in)
-            shapes[f"fc.{j}.bias"] = (width_out,)
-            width_in = width_out
-        shapes["head.weight"] = (1, width_in)
-        shapes["head.bias"] = (1,)
-        return shapes
+        return _dense(shapes, 2 * arch.fc[0] + NNUE_CONTEXT, arch.fc[1:])
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
         shapes["stem.bias"] = (f,)
@@ -275,8 +268,14 @@ def weight_shapes(arch: Architecture,
             shapes["vhead.weight"] = (1, hidden)
             shapes["vhead.bias"] = (1,)
         return shapes
-    width_in = (planes if arch.family == "mlp" else f) * height * width
-    for j, width_out in enumerate(arch.fc):
+    return _dense(shapes, (planes if arch.family == "mlp" else f) * height * width, arch.fc)
+
+
+def _dense(shapes: dict[str, tuple[int, ...]], width_in: int,
+           widths: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """``shapes`` with the fully connected layers ``fc.j`` of ``widths`` over ``width_in``
+    inputs, then the one-output ``head``."""
+    for j, width_out in enumerate(widths):
         shapes[f"fc.{j}.weight"] = (width_out, width_in)
         shapes[f"fc.{j}.bias"] = (width_out,)
         width_in = width_out

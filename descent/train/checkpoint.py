@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from descent.nets.files import atomic_write
+
+Config = TypeVar("Config")
 
 FORMAT = "descent-train-checkpoint"
 VERSION = 2            # 2: the replay memory in segment files (train.memory_files)
@@ -81,3 +84,15 @@ def load_checkpoint(folder: Path) -> dict[str, Any] | None:
 def leftover_temporaries(folder: Path) -> list[Path]:
     """Temporary checkpoint files a kill left behind (removed on resume)."""
     return sorted(folder.glob(NAME + ".*.tmp"))
+
+
+def run_config(run_dir: Path, cls: type[Config], config: Config | None) -> Config:
+    """A run folder's settings (a dataclass ``cls``): its ``config.json`` when it has one
+    (a resumed run keeps its own), else ``config`` or the defaults, written there first."""
+    path = run_dir / "config.json"
+    if path.exists():
+        return cls(**json.loads(path.read_text()))
+    chosen = config if config is not None else cls()
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(asdict(chosen), indent=1) + "\n")   # type: ignore[call-overload]
+    return chosen

@@ -64,6 +64,7 @@ MANIFEST = "manifest.json"
 DRAW = 2                # game_winner of a drawn game (dice chess)
 STREAM_STRIDE = 1_000_000
 OPENING_PLIES = 7       # self-play samples moves by visits squared before this ply
+HELD_OUT_EVERY = 10     # the games whose seed is divisible by this are every trainer's test
 
 
 @dataclass(frozen=True)
@@ -482,6 +483,14 @@ class Labels:
         visits = a["policy_visits"][lo:hi].astype(np.float32)
         out[a["policy_action"][lo:hi]] = visits / max(float(visits.sum()), 1.0)
         return out
+
+
+def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
+    """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY), the
+    one split every network trained on the labels is measured on."""
+    seeds = labels.arrays["game_seed"]
+    out: npt.NDArray[np.bool_] = (seeds[labels.arrays["pos_game"]] % HELD_OUT_EVERY) == 0
+    return out
 
 
 def load(folder: Path, *more: Path) -> Labels:

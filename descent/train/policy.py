@@ -43,16 +43,15 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from descent.train.labels import Labels, load
-
-HELD_OUT_EVERY = 10          # games whose seed is divisible by this are held out
+from descent.stats import correlation
+from descent.train.labels import Labels, held_out, load
 
 
 def canonical_symmetry(side: int) -> int:
@@ -92,13 +91,6 @@ def _canonical_cells(values: npt.NDArray[Any], size: int, side: int) -> npt.NDAr
 def _canonical_cell(cell: int, size: int, side: int) -> int:
     """A cell moved into the canonical frame (symmetry 2 is the transpose)."""
     return cell if side == 0 else (cell % size) * size + cell // size
-
-
-def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
-    """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY)."""
-    seeds = labels.arrays["game_seed"]
-    out: npt.NDArray[np.bool_] = (seeds[labels.arrays["pos_game"]] % HELD_OUT_EVERY) == 0
-    return out
 
 
 def action_targets(labels: Labels) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
@@ -255,12 +247,6 @@ def _losses(net: Any, batch: Batch) -> tuple[Any, Any, Any, Any, Any]:
     return policy, value, action, logp, (values, picked, known)
 
 
-def _correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
-    if len(a) < 2 or float(np.std(a)) == 0.0 or float(np.std(b)) == 0.0:
-        return 0.0
-    return float(np.corrcoef(a, b)[0, 1])
-
-
 def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
     """Held-out cross-entropy against the visit shares and top-1 against the searched move;
     with value heads, the value's and the action values' squared errors (a position, a
@@ -297,7 +283,7 @@ def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
         q, t = np.concatenate(picked), np.concatenate(targets)
         out |= {"value_mse": sums["value"] / count,
                 "action_mse": sums["action"] / max(len(q), 1),
-                "value_corr": _correlation(v[u], y[u]), "action_corr": _correlation(q, t),
+                "value_corr": correlation(v[u], y[u]), "action_corr": correlation(q, t),
                 "total": (sums["policy"] + sums["value"] + sums["action"]) / count}
     return out
 
@@ -315,16 +301,11 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     from descent.nets.files import atomic_write
     from descent.nets.modelfile import Provenance, load_model, make_model, save_model
     from descent.nets.models import PolicyNet, module_from_weights, weights_from_module
+    from descent.train.checkpoint import run_config
 
     say = log or (lambda text: None)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg_path = run_dir / "config.json"
-    if cfg_path.exists():
-        cfg = PolicyConfig(**json.loads(cfg_path.read_text()))
-    else:
-        cfg = config or PolicyConfig()
-        with atomic_write(cfg_path, "w") as f:
-            f.write(json.dumps(asdict(cfg), indent=1) + "\n")
+    cfg = run_config(run_dir, PolicyConfig, config)
     labels = load(*folders)
     test_mask = held_out(labels)
     positions = np.arange(labels.positions)
@@ -499,7 +480,7 @@ def value_accuracy(model_path: Path | None, labels_folder: Path,
             value = policy.values(state)[1]
             got["network"].append(value if state.current_player() == 0 else -value)
     target = np.asarray(want)
-    return {name: _correlation(np.asarray(v), target) for name, v in got.items()} | {
+    return {name: correlation(np.asarray(v), target) for name, v in got.items()} | {
         "positions": float(len(target))}
 
 

@@ -39,16 +39,15 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from descent.train.labels import DRAW, Labels, load
-
-HELD_OUT_EVERY = 10          # games whose seed is divisible by this are held out
+from descent.stats import correlation
+from descent.train.labels import DRAW, Labels, held_out, load
 
 
 @dataclass
@@ -72,13 +71,6 @@ class ValueExamples:
         out: npt.NDArray[np.float32] = np.where(self.mover == 0, mixed, -mixed).astype(
             np.float32)
         return out
-
-
-def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
-    """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY)."""
-    seeds = labels.arrays["game_seed"]
-    out: npt.NDArray[np.bool_] = (seeds[labels.arrays["pos_game"]] % HELD_OUT_EVERY) == 0
-    return out
 
 
 def _replay(labels: Labels, positions: npt.NDArray[np.int64],
@@ -153,12 +145,6 @@ class ValueConfig:
     max_games: int = 0          # train on the first this many training games (0: all)
 
 
-def correlation(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
-    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
 def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.float32]:
     """The network's outputs (its view: the side to move) on every example."""
     import torch
@@ -195,16 +181,11 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
     from descent.nets.modelfile import Provenance, ValueSpec, load_model, make_model, save_model
     from descent.nets.models import module_from_weights, weights_from_module
     from descent.search_cy.games.registry import make_game
+    from descent.train.checkpoint import run_config
 
     say = log or (lambda text: None)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg_path = run_dir / "config.json"
-    if cfg_path.exists():
-        cfg = ValueConfig(**json.loads(cfg_path.read_text()))
-    else:
-        cfg = config or ValueConfig()
-        with atomic_write(cfg_path, "w") as f:
-            f.write(json.dumps(asdict(cfg), indent=1) + "\n")
+    cfg = run_config(run_dir, ValueConfig, config)
     labels = load(*folders)
     game = make_game(labels.game)
     test_mask = held_out(labels)
