@@ -47,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from descent.stats import correlation
-from descent.train.labels import DRAW, Labels, held_out, load
+from descent.train.labels import Labels, held_out, load
 
 
 @dataclass
@@ -74,10 +74,10 @@ class ValueExamples:
 
 
 def _replay(labels: Labels, positions: npt.NDArray[np.int64],
-            pre_roll: bool = False) -> Iterator[tuple[int, bool, Any]]:
-    """(position, before its roll, state) for each of ``positions``, each game replayed
-    once in order; with ``pre_roll``, a position reached by a die roll is also given as
-    the chance node before it (``before its roll`` True), just before the position."""
+            pre_roll: bool = False) -> Iterator[tuple[int, Any]]:
+    """(position, state) for each of ``positions``, each game replayed once in order;
+    with ``pre_roll``, a position reached by a die roll is also given as the chance node
+    before that roll, just before the position itself."""
     from descent.search_cy.games.registry import make_game
 
     a = labels.arrays
@@ -93,15 +93,15 @@ def _replay(labels: Labels, positions: npt.NDArray[np.int64],
         moves = a["game_moves"][int(a["game_offset"][g]):int(a["game_offset"][g + 1])]
         while done < ply:
             if pre_roll and extra < 0 and done == ply - 1 and state.is_chance_node():
-                yield p, True, state
+                yield p, state
             state.apply_action(int(moves[done]))
             done += 1
         if extra >= 0:
             state.apply_action(extra)
-            yield p, False, state
+            yield p, state
             state.undo()
         else:
-            yield p, False, state
+            yield p, state
 
 
 def examples(labels: Labels, positions: npt.NDArray[np.int64],
@@ -111,12 +111,13 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     labels: the search's value after a fair roll is an unbiased sample of the value
     before it, and a search values chance nodes at its leaves too."""
     from descent.nets.encoding import TO_MOVE_PLANE
+    from descent.search_cy.games.registry import make_game
 
     a = labels.arrays
     rows: list[int] = []
     planes: list[npt.NDArray[np.uint8]] = []
-    plane = TO_MOVE_PLANE[labels.game.split("(")[0]]
-    for p, _, state in _replay(labels, positions, pre_roll):
+    plane = TO_MOVE_PLANE[make_game(labels.game).name]
+    for p, state in _replay(labels, positions, pre_roll):
         rows.append(p)
         planes.append((np.asarray(state.encode(), np.float32) > 0.5).astype(np.uint8))
     index = np.array(rows, dtype=np.int64)
@@ -124,8 +125,8 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     # the side the encoding says is to move (to roll at a chance node): the model's view
     mover = (x[:, plane, 0, 0] == 0).astype(np.int8) if planes else np.zeros(0, np.int8)
     winner = a["game_winner"][a["pos_game"][index]]
+    # player 0's result: 1 a win, -1 a loss, 0 a draw (labels.DRAW)
     outcome = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
-    outcome[winner == DRAW] = 0.0
     return ValueExamples(x=x, value=a["value"][index].astype(np.float32),
                          outcome=outcome, mover=mover, proven=a["proven"][index])
 
@@ -282,7 +283,7 @@ def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
     heuristic = np.zeros(len(positions))
     network = np.zeros(len(positions))
     evaluator = None
-    for p, _, state in _replay(labels, positions):
+    for p, state in _replay(labels, positions):
         if evaluator is None:
             h = heuristic_for(state)
             evaluator = network_evaluator(model_path, state) if model_path else None
