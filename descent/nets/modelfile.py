@@ -206,8 +206,9 @@ def _check_weights(where: str, arch: Architecture, input_shape: tuple[int, int, 
             raise ModelFileError(f"{where}: tensor {name} holds {bad} NaN or infinite "
                                  "value(s) (a diverged training?)")
     if arch.family == "nnue":
+        quantised = quantise_nnue(dict(weights))
         for name in ("ft.weight", "ft.bias"):
-            if not np.array_equal(quantise_nnue(dict(weights))[name], weights[name]):
+            if not np.array_equal(quantised[name], weights[name]):
                 raise ModelFileError(f"{where}: tensor {name} is not quantised: an nnue's "
                                      f"feature transformer holds whole multiples of "
                                      f"1/{NNUE_Q} within int16's range")

@@ -70,10 +70,10 @@ class ValueNet(_Tower):
 
     def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
         super().__init__(arch, input_shape)
-        if arch.is_policy or arch.family == "nnue":
-            raise ValueError(f"a {'policy' if arch.is_policy else 'nnue'} architecture "
-                             f"makes a {'PolicyNet' if arch.is_policy else 'NNUENet'}, not a "
-                             f"ValueNet")
+        if arch.is_policy:
+            raise ValueError("a policy architecture makes a PolicyNet, not a ValueNet")
+        if arch.family == "nnue":
+            raise ValueError("an nnue architecture makes an NNUENet, not a ValueNet")
         planes, height, width = input_shape
         f = arch.filters
         widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
