@@ -25,6 +25,12 @@ ENCODING_VERSIONS: dict[str, int] = {"hex": 1, "einstein": 1, "dicechess": 1}
 # whose output is in the side to move's view are turned into player 0's view with it.
 TO_MOVE_PLANE: dict[str, int] = {"hex": 2, "einstein": 12, "dicechess": 12}
 
+# Dice chess's planes past the twelve of the pieces (White's pawn..king, then Black's;
+# dicechess.pyx c_features): the nnue reads them by these names (nets/models.py,
+# nets/onnx_graph.py): White to move, the castling rights K Q k q, the en passant square,
+# the pending die 1..6.
+DICECHESS_PLANES: dict[str, int] = {"to_move": 12, "castling": 13, "ep": 17, "die": 18}
+
 FINGERPRINT_POSITIONS = 8
 
 

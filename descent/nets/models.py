@@ -24,6 +24,7 @@ from descent.nets.arch import (
     quantise_nnue,
     weight_shapes,
 )
+from descent.nets.encoding import DICECHESS_PLANES
 
 
 class ResidualBlock(nn.Module):
@@ -95,9 +96,8 @@ class NNUENet(nn.Module):
     the native evaluator computes with its accumulators (search_cy/eval/nnue_eval.pyx).
 
     White's view reads the twelve piece planes as they are, Black's with the colours
-    exchanged and the ranks flipped; the side to move's view comes first. Planes (nets/
-    encoding.py): 0-11 pieces, 12 White to move, 13-16 castling rights (White's king and
-    queen side, then Black's), 17 the en passant square, 18-23 the pending die."""
+    exchanged and the ranks flipped; the side to move's view comes first. The other planes
+    by name: nets/encoding.py's DICECHESS_PLANES."""
 
     _BLACK = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5]
 
@@ -117,13 +117,15 @@ class NNUENet(nn.Module):
         n = x.shape[0]
         white = self.ft(x[:, :12].reshape(n, NNUE_FEATURES))
         black = self.ft(x[:, self._BLACK].flip(2).reshape(n, NNUE_FEATURES))
-        white_moves = x[:, 12, 0, 0:1] > 0.5
+        to_move, castling, ep_plane, die_plane = (DICECHESS_PLANES[k] for k in (
+            "to_move", "castling", "ep", "die"))
+        white_moves = x[:, to_move, 0, 0:1] > 0.5
         us = torch.where(white_moves, white, black)
         them = torch.where(white_moves, black, white)
-        rights = x[:, 13:17, 0, 0]
+        rights = x[:, castling:castling + 4, 0, 0]
         castle = torch.where(white_moves, rights, rights[:, [2, 3, 0, 1]])
-        ep = x[:, 17].flatten(1).amax(1, keepdim=True)
-        die = x[:, 18:24, 0, 0]
+        ep = x[:, ep_plane].flatten(1).amax(1, keepdim=True)
+        die = x[:, die_plane:die_plane + 6, 0, 0]
         h = torch.cat([torch.clamp(torch.cat([us, them], 1), 0.0, 1.0), die, castle, ep], 1)
         for layer in self.fc:
             h = torch.relu(layer(h))

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from descent.nets.arch import Weights
+from descent.nets.encoding import DICECHESS_PLANES
 
 if TYPE_CHECKING:
     import onnx
@@ -99,23 +100,25 @@ def build_onnx(model: LoadedModel, *, fp16: bool = False, opset: int = OPSET) ->
 
         half = np.array(0.5, dtype=dtype)
         inits.append(numpy_helper.from_array(half, "nnue_half"))
-        white_moves = op("Greater", [cell(12, 13), "nnue_half"])
+        to_move, castling, ep_at, die_at = (DICECHESS_PLANES[k] for k in (
+            "to_move", "castling", "ep", "die"))
+        white_moves = op("Greater", [cell(to_move, to_move + 1), "nnue_half"])
         us = op("Where", [white_moves, views[0], views[1]])
         them = op("Where", [white_moves, views[1], views[0]])
         lo_hi = [numpy_helper.from_array(np.array(v, dtype=dtype), n)
                  for v, n in ((0.0, "nnue_zero"), (1.0, "nnue_one"))]
         inits.extend(lo_hi)
         clamped = op("Clip", [op("Concat", [us, them], axis=1), "nnue_zero", "nnue_one"])
-        rights = cell(13, 17)
+        rights = cell(castling, castling + 4)
         theirs = op("Gather", [rights, const("nnue_rights", np.array([2, 3, 0, 1], i64))],
                     axis=1)
         castle = op("Where", [white_moves, rights, theirs])
-        ep_plane = op("Reshape", [op("Slice", [x, const("nnue_p17", np.array([17], i64)),
-                                               const("nnue_p18", np.array([18], i64)),
+        ep_plane = op("Reshape", [op("Slice", [x, const("nnue_ep0", np.array([ep_at], i64)),
+                                               const("nnue_ep1", np.array([ep_at + 1], i64)),
                                                const("nnue_ax1b", np.array([1], i64))]),
                                   const("nnue_w64", np.array([-1, 64], i64))])
         ep = op("ReduceMax", [ep_plane], axes=[1], keepdims=1)
-        x = op("Concat", [clamped, cell(18, 24), castle, ep], axis=1)
+        x = op("Concat", [clamped, cell(die_at, die_at + 6), castle, ep], axis=1)
         for j in range(len(arch.fc) - 1):
             x = relu_(op("Gemm", [x, f"fc.{j}.weight", f"fc.{j}.bias"], transB=1))
     elif arch.family == "resnet":
@@ -191,13 +194,16 @@ def reference_forward(model: LoadedModel,
         white = x[:, :12].reshape(n, -1) @ w["ft.weight"].T + w["ft.bias"]
         mirrored = x[:, [*range(6, 12), *range(6)], ::-1].reshape(n, -1)
         black = mirrored @ w["ft.weight"].T + w["ft.bias"]
-        white_moves = x[:, 12, 0, 0:1] > 0.5
+        to_move, castling, ep_at, die_at = (DICECHESS_PLANES[k] for k in (
+            "to_move", "castling", "ep", "die"))
+        white_moves = x[:, to_move, 0, 0:1] > 0.5
         views = np.concatenate([np.where(white_moves, white, black),
                                 np.where(white_moves, black, white)], 1)
-        rights = x[:, 13:17, 0, 0]
+        rights = x[:, castling:castling + 4, 0, 0]
         castle = np.where(white_moves, rights, rights[:, [2, 3, 0, 1]])
-        ep = x[:, 17].reshape(n, -1).max(1, keepdims=True)
-        h = np.concatenate([np.clip(views, 0, 1), x[:, 18:24, 0, 0], castle, ep], 1)
+        ep = x[:, ep_at].reshape(n, -1).max(1, keepdims=True)
+        h = np.concatenate([np.clip(views, 0, 1), x[:, die_at:die_at + 6, 0, 0], castle, ep],
+                           1)
         for j in range(len(arch.fc) - 1):
             h = np.maximum(h @ w[f"fc.{j}.weight"].T + w[f"fc.{j}.bias"], 0)
         h = h @ w["head.weight"].T + w["head.bias"]
