@@ -48,6 +48,12 @@ Q = DC_NNUE_Q
 CONTEXT = N_CTX
 
 
+cdef inline int _movers_first(int castle, int side) noexcept nogil:
+    """The castling bits (K Q k q) with the side to move's two first, as the head reads
+    them."""
+    return (castle >> 2) | ((castle & 3) << 2) if side == 1 else castle
+
+
 cdef class NNUEEvaluator(HeuristicEvaluator):
     """Values dice-chess states with an NNUE (player 0's view, within [lo, hi]).
 
@@ -250,11 +256,10 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         cdef int side = b.side, castle = b.castling
         if b.nnue != self.net:
             b.c_nnue_attach(self.net)
-        if side == 1:
-            castle = (castle >> 2) | ((castle & 3) << 2)
         return self._finish(self._head(
             b.nnue_acc + side * DC_NNUE_MAX_WIDTH,
-            b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, b.die, castle, b.ep >= 0), side)
+            b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, b.die, _movers_first(castle, side),
+            b.ep >= 0), side)
 
     def check_state(self, GameState s) -> None:
         """ValueError unless ``s`` is a dice-chess state (what c_heuristic reads)."""
@@ -316,8 +321,6 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                 for p in range(4):
                     if x[i, 13 + p, 0] > 0.5:
                         castle |= 1 << p
-                if side == 1:
-                    castle = (castle >> 2) | ((castle & 3) << 2)
                 ep = False
                 for sq in range(64):
                     ep = ep or x[i, 17, sq] > 0.5
@@ -326,6 +329,7 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                     if x[i, 18 + p, 0] > 0.5:
                         die = p + 1
                 raw = self._head(self.acc + side * DC_NNUE_MAX_WIDTH,
-                                 self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, die, castle, ep)
+                                 self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, die,
+                                 _movers_first(castle, side), ep)
                 o[i] = <float>(tanh(raw) if self.tanh_output else raw)
         return out
