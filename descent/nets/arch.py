@@ -17,6 +17,12 @@ Two families from the Descent papers' protocols, and one for speed:
   (search_cy/games/dicechess_nnue.h); ``fc[1:]`` the head's hidden widths over both views'
   clamped sums and 11 context inputs (the die, castling rights, en passant). Its ``ft``
   weights are whole multiples of 1/1024 (``quantise_nnue``), so the kept sums are exact.
+  With ``base="heuristic"`` it is a correction to the game's C heuristic ``h`` (for the
+  side to move) rather than a value of its own: the output is
+  ``tanh(base.scale * atanh(clip(h, BASE_CLIP)) + head)``, which with a zero head is the
+  heuristic itself, so training starts from what the heuristic knows and learns what it
+  misses (the heuristic's dice threats are sums over attack sets, which piece-square
+  inputs cannot express).
 
 ReLU everywhere; the output is ``tanh`` (classic gain, values in [-1, 1]), ``linear``
 (depth and other reinforcement heuristics) or ``policy``: a move prior, where a ``conv``
@@ -52,6 +58,8 @@ NNUE_CONTEXT = 11            # the die (6), castling rights (4), en passant (1)
 NNUE_Q = 1024                # ft weights are whole multiples of 1 / NNUE_Q
 NNUE_INPUT = (24, 8, 8)      # the dice-chess encoding it reads (nets/encoding.py)
 OUTPUTS = ("tanh", "linear", "policy", "policy_value")
+BASES = ("", "heuristic")    # what an nnue's output is added to: nothing, the C heuristic
+BASE_CLIP = 0.99             # the heuristic's value is clipped to this before its atanh
 POLICY_OUTPUTS = ("policy", "policy_value")
 
 Weights = dict[str, npt.NDArray[np.float32]]
@@ -69,6 +77,7 @@ class Architecture:
     output: str = "tanh"        # tanh (gain) | linear (depth heuristics) | policy (moves)
     #                             | policy_value (moves, the position's and each move's value)
     preset: str = ""            # the preset it came from, for people; not checked
+    base: str = ""              # nnue: "heuristic" adds the head to the C heuristic's atanh
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -93,6 +102,11 @@ class Architecture:
             raise ValueError("the conv family needs convs >= 1")
         if any(width < 1 for width in self.fc):
             raise ValueError("fully connected widths must be >= 1")
+        if self.base not in BASES:
+            raise ValueError(f"unknown base {self.base!r} (known: heuristic)")
+        if self.base and (self.family != "nnue" or self.output != "tanh"):
+            raise ValueError("a base (the C heuristic under the network) is for an nnue "
+                             "with a tanh output")
         if self.is_policy and self.family == "nnue":
             raise ValueError("the nnue family is a value network")
         if self.output == "policy" and (self.family == "mlp" or self.fc):
@@ -108,9 +122,13 @@ class Architecture:
         return self.output in POLICY_OUTPUTS
 
     def to_json(self) -> dict[str, Any]:
-        return {"family": self.family, "filters": self.filters, "blocks": self.blocks,
-                "convs": self.convs, "fc": list(self.fc), "output": self.output,
-                "preset": self.preset}
+        out: dict[str, Any] = {"family": self.family, "filters": self.filters,
+                               "blocks": self.blocks, "convs": self.convs,
+                               "fc": list(self.fc), "output": self.output,
+                               "preset": self.preset}
+        if self.base:       # absent otherwise: the files written before it read the same
+            out["base"] = self.base
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Architecture:
@@ -119,13 +137,14 @@ class Architecture:
                        blocks=int(data.get("blocks", 0)), convs=int(data.get("convs", 0)),
                        fc=tuple(int(w) for w in data.get("fc", ())),
                        output=str(data.get("output", "tanh")),
-                       preset=str(data.get("preset", "")))
+                       preset=str(data.get("preset", "")),
+                       base=str(data.get("base", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"bad architecture {dict(data)!r}: {exc}") from None
 
     def with_output(self, output: str) -> Architecture:
         return Architecture(self.family, self.filters, self.blocks, self.convs, self.fc,
-                            output, self.preset)
+                            output, self.preset, self.base)
 
 
 def resnet(filters: int, blocks: int, fc: tuple[int, ...], preset: str = "") -> Architecture:
@@ -140,8 +159,8 @@ def mlp(fc: tuple[int, ...], preset: str = "") -> Architecture:
     return Architecture("mlp", 0, fc=fc, preset=preset)
 
 
-def nnue(fc: tuple[int, ...], preset: str = "") -> Architecture:
-    return Architecture("nnue", 0, fc=fc, preset=preset)
+def nnue(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
+    return Architecture("nnue", 0, fc=fc, preset=preset, base=base)
 
 
 # Presets per game. ``paper``: the Descent papers' networks. ``cpu``: sized so a search on
@@ -156,7 +175,9 @@ def nnue(fc: tuple[int, ...], preset: str = "") -> Architecture:
 # memories (about five times the cost a position). ``nnue``: dice chess's efficiently
 # updatable network (a leaf costs its head, whose inputs are both views' sums: 2.2 times
 # a heuristic leaf in expectiminimax; the first layer moves with the pieces);
-# ``nnue_small``: half the sums, 1.2 times.
+# ``nnue_small``: half the sums, 1.2 times. ``hybrid``: ``nnue_tiny``'s sizes as a
+# correction to the C heuristic (a leaf costs the heuristic and a head of 43 inputs);
+# ``hybrid_small``: ``nnue_small``'s.
 # ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
@@ -183,6 +204,8 @@ PRESETS: dict[str, dict[str, Architecture]] = {
         "nnue": nnue((128, 32), "nnue"),
         "nnue_small": nnue((64, 32), "nnue_small"),
         "nnue_tiny": nnue((16, 8), "nnue_tiny"),
+        "hybrid": nnue((16, 8), "hybrid", base="heuristic"),
+        "hybrid_small": nnue((64, 32), "hybrid_small", base="heuristic"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
 }
@@ -240,6 +263,8 @@ def weight_shapes(arch: Architecture,
                              f"{tuple(input_shape)}")
         shapes["ft.weight"] = (arch.fc[0], NNUE_FEATURES)
         shapes["ft.bias"] = (arch.fc[0],)
+        if arch.base:
+            shapes["base.scale"] = (1,)
         return _dense(shapes, 2 * arch.fc[0] + NNUE_CONTEXT, arch.fc[1:])
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
@@ -305,8 +330,12 @@ def init_weights(arch: Architecture, input_shape: tuple[int, int, int], seed: in
     out: Weights = {}
     blocks = max(arch.blocks, 1)
     for name, shape in weight_shapes(arch, input_shape).items():
-        if name.endswith(".bias"):
+        if name.endswith(".bias") or (arch.base and name == "head.weight"):
+            # a correction to a base starts at nothing: the base's value itself
             out[name] = np.zeros(shape, dtype=np.float32)
+            continue
+        if name == "base.scale":
+            out[name] = np.ones(shape, dtype=np.float32)
             continue
         fan_in = int(np.prod(shape[1:]))
         std = np.sqrt(2.0 / fan_in)

@@ -44,7 +44,7 @@ BENCH_PRESETS = ("paper", "cpu", "mlp")   # tiny is for tests; ask for it with p
 @dataclass
 class LeafRow:
     game: str
-    leaf: str                # heuristic | mlp, planes | mlp, list form | nnue[_small]
+    leaf: str                # heuristic | mlp, planes | mlp, list form | nnue[_small] | hybrid
     nodes: int
     nodes_per_s: float
     heuristic_ratio: float   # the heuristic's nodes/s over this row's
@@ -211,7 +211,7 @@ def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[Le
                   "mlp, planes": native_evaluator(model, states[0], list_form=False),
                   "mlp, list form": native_evaluator(model, states[0])}
         if game == "dicechess":
-            for name in ("nnue", "nnue_small"):
+            for name in ("nnue", "nnue_small", "hybrid"):
                 leaves[name] = native_evaluator(make_model(g, preset(game, name), seed=1),
                                                 states[0])
         # the budget from a first timed run with the heuristic: about seconds / 3 a pass

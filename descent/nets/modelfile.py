@@ -146,8 +146,8 @@ class LoadedModel:
                    if self.training.steps else "untrained")
         return (f"{self.name}: {self.game.spec}, input {'x'.join(map(str, self.input_shape))}, "
                 f"{arch.family} {arch.filters} filters {body} fc {list(arch.fc)} "
-                f"{arch.output}, {params} parameters, {trained}, sha256 "
-                f"{self.weights_sha256[:12]}")
+                f"{arch.output}{' on the C heuristic' if arch.base else ''}, "
+                f"{params} parameters, {trained}, sha256 {self.weights_sha256[:12]}")
 
 
 def game_of(game: Game | GameState | str) -> Game:

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from descent.nets.arch import (
+    BASE_CLIP,
     NNUE_CONTEXT,
     NNUE_FEATURES,
     Architecture,
@@ -91,13 +92,23 @@ class ValueNet(_Tower):
         return torch.tanh(x) if self.tanh else x
 
 
+class _Scale(nn.Module):
+    """One learned factor (an nnue's ``base.scale``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+
+
 class NNUENet(nn.Module):
     """The ``nnue`` family over dice chess's input planes (24, 8, 8): the same function
     the native evaluator computes with its accumulators (search_cy/eval/nnue_eval.pyx).
 
     White's view reads the twelve piece planes as they are, Black's with the colours
     exchanged and the ranks flipped; the side to move's view comes first. The other planes
-    by name: nets/encoding.py's DICECHESS_PLANES."""
+    by name: nets/encoding.py's DICECHESS_PLANES. A network with a base (nets/arch.py)
+    takes the C heuristic's values for the side to move as ``base``: planes do not
+    carry them."""
 
     _BLACK = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5]
 
@@ -112,8 +123,10 @@ class NNUENet(nn.Module):
                                                                   strict=False))
         self.head = nn.Linear(widths[-1], 1)
         self.tanh = arch.output == "tanh"
+        if arch.base:
+            self.base = _Scale()
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, base: Tensor | None = None) -> Tensor:
         n = x.shape[0]
         white = self.ft(x[:, :12].reshape(n, NNUE_FEATURES))
         black = self.ft(x[:, self._BLACK].flip(2).reshape(n, NNUE_FEATURES))
@@ -130,6 +143,11 @@ class NNUENet(nn.Module):
         for layer in self.fc:
             h = torch.relu(layer(h))
         out = self.head(h).reshape(-1)
+        if self.arch.base:
+            if base is None:
+                raise ValueError("this nnue corrects the C heuristic: forward needs the "
+                                 "heuristic's values for the side to move (base=)")
+            out = out + self.base.scale * torch.atanh(base.clamp(-BASE_CLIP, BASE_CLIP))
         return torch.tanh(out) if self.tanh else out
 
 

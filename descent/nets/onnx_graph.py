@@ -35,12 +35,20 @@ OUTPUT = "value"
 OPSET = 17
 
 
+def _graphable(model: LoadedModel) -> None:
+    if model.arch.base:
+        raise ValueError(f"{model.name} corrects the C heuristic (base "
+                         f"{model.arch.base!r}): no graph of planes computes it, the "
+                         f"native backend runs it")
+
+
 def build_onnx(model: LoadedModel, *, fp16: bool = False, opset: int = OPSET) -> onnx.ModelProto:
     """The model's ONNX graph (dynamic batch)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     arch = model.arch
+    _graphable(model)
     weights: Weights = model.weights
     dtype = np.float16 if fp16 else np.float32
     nodes: list[onnx.NodeProto] = []
@@ -179,6 +187,7 @@ def reference_forward(model: LoadedModel,
                       batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     """The network in float64 numpy: the torch-free reference of the export parity check."""
     arch = model.arch
+    _graphable(model)
     w = {k: v.astype(np.float64) for k, v in model.weights.items()}
 
     def conv(x: npt.NDArray[np.float64], name: str) -> npt.NDArray[np.float64]:

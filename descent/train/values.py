@@ -20,7 +20,11 @@ of the chance node's value), since a search's leaves are chance nodes as often a
 The loss is the squared error of the network's tanh output. One game in ten (seed
 divisible by 10) is held out; the held-out figures are the loss and the Pearson
 correlation with the search's value on the positions it did not prove (``value_corr``),
-beside which ``eval`` puts the game's C heuristic's.
+beside which ``eval`` puts the game's C heuristic's, and the correlations of the
+network, the heuristic and the search itself with the games' results.
+
+``--preset hybrid`` fits a correction to the C heuristic (nets/arch.py's ``base``): the
+examples then carry the heuristic's value of each position beside its planes.
 
 ``--init MODEL`` starts a run from a network of the same preset: fitted first on many
 positions valued by a shallow search (cheap: ``--sims 4000`` plays a game in a fraction
@@ -61,6 +65,7 @@ class ValueExamples:
     outcome: npt.NDArray[np.float32]
     mover: npt.NDArray[np.int8]
     proven: npt.NDArray[np.bool_]
+    base: npt.NDArray[np.float32] | None = None   # the C heuristic, for the side to move
 
     def __len__(self) -> int:
         return int(self.value.shape[0])
@@ -105,21 +110,28 @@ def _replay(labels: Labels, positions: npt.NDArray[np.int64],
 
 
 def examples(labels: Labels, positions: npt.NDArray[np.int64],
-             pre_roll: bool = False) -> ValueExamples:
+             pre_roll: bool = False, base: bool = False) -> ValueExamples:
     """The ``positions`` of ``labels`` as examples. With ``pre_roll``, each position a
     die roll led to is also given as the chance node before the roll, with the same
     labels: the search's value after a fair roll is an unbiased sample of the value
-    before it, and a search values chance nodes at its leaves too."""
+    before it, and a search values chance nodes at its leaves too. With ``base``, each
+    also carries the game's C heuristic's value (what a network with a base corrects)."""
     from descent.nets.encoding import TO_MOVE_PLANE
+    from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.games.registry import make_game
 
     a = labels.arrays
     rows: list[int] = []
     planes: list[npt.NDArray[np.uint8]] = []
-    plane = TO_MOVE_PLANE[make_game(labels.game).name]
+    heuristic: list[float] = []
+    game = make_game(labels.game)
+    plane = TO_MOVE_PLANE[game.name]
+    h = heuristic_for(game.name) if base else None
     for p, state in _replay(labels, positions, pre_roll):
         rows.append(p)
         planes.append((np.asarray(state.encode(), np.float32) > 0.5).astype(np.uint8))
+        if h is not None:
+            heuristic.append(float(h.evaluate([state])[0]))
     index = np.array(rows, dtype=np.int64)
     x = np.stack(planes) if planes else np.zeros((0,), np.uint8)
     # the side the encoding says is to move (to roll at a chance node): the model's view
@@ -127,8 +139,11 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     winner = a["game_winner"][a["pos_game"][index]]
     # player 0's result: 1 a win, -1 a loss, 0 a draw (labels.DRAW)
     outcome = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
+    # the heuristic speaks for player 0; the network with a base reads it for the mover
+    based = (np.where(mover == 0, 1.0, -1.0) * np.asarray(heuristic)).astype(np.float32) \
+        if base else None
     return ValueExamples(x=x, value=a["value"][index].astype(np.float32),
-                         outcome=outcome, mover=mover, proven=a["proven"][index])
+                         outcome=outcome, mover=mover, proven=a["proven"][index], base=based)
 
 
 @dataclass
@@ -154,9 +169,19 @@ def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.
     net.eval()
     with torch.no_grad():
         for s in range(0, len(data), batch):
-            xb = torch.from_numpy(data.x[s:s + batch].astype(np.float32))
-            out[s:s + batch] = net(xb).numpy()
+            out[s:s + batch] = net(*_inputs(data, slice(s, s + batch))).numpy()
     return out
+
+
+def _inputs(data: ValueExamples, rows: Any) -> tuple[Any, ...]:
+    """The network's inputs for ``rows`` of ``data``: the planes, and the base's values
+    where the examples carry them."""
+    import torch
+
+    xb = torch.from_numpy(data.x[rows].astype(np.float32))
+    if data.base is None:
+        return (xb,)
+    return xb, torch.from_numpy(data.base[rows])
 
 
 def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, float]:
@@ -196,17 +221,20 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
         # the first games in the folders' order: a learning curve's smaller samples
         games = np.unique(labels.arrays["pos_game"][train_mask])[:cfg.max_games]
         train_mask &= np.isin(labels.arrays["pos_game"], games)
-    train_set = examples(labels, positions[train_mask], cfg.pre_roll)
-    test_set = examples(labels, positions[test_mask])
     arch = preset(game.name, cfg.preset)
+    train_set = examples(labels, positions[train_mask], cfg.pre_roll, bool(arch.base))
+    test_set = examples(labels, positions[test_mask], base=bool(arch.base))
     torch.manual_seed(cfg.seed)
     start = None
     if cfg.init:
         # a curriculum: a network fitted on many cheap labels, refined on the deep ones
         start = load_model(cfg.init, game)
-        if start.arch.family != arch.family or start.arch.fc != arch.fc:
-            raise ValueError(f"{cfg.init}: a {start.arch.family} {list(start.arch.fc)}, not "
-                             f"the {cfg.preset} preset's {arch.family} {list(arch.fc)}")
+        if (start.arch.family, start.arch.fc, start.arch.base) != (arch.family, arch.fc,
+                                                                    arch.base):
+            raise ValueError(f"{cfg.init}: a {start.arch.family} {list(start.arch.fc)}"
+                             f"{' on the heuristic' if start.arch.base else ''}, not the "
+                             f"{cfg.preset} preset's {arch.family} {list(arch.fc)}"
+                             f"{' on the heuristic' if arch.base else ''}")
     net: Any = module_from_weights(arch, tuple(train_set.x.shape[1:]),
                                    start.weights if start else None, seed=cfg.seed)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -233,8 +261,7 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
         total = 0.0
         for s in range(0, len(order), cfg.batch):
             idx = order[s:s + cfg.batch]
-            xb = torch.from_numpy(train_set.x[idx].astype(np.float32))
-            loss: Any = torch.mean((net(xb) - target[idx]) ** 2)
+            loss: Any = torch.mean((net(*_inputs(train_set, idx)) - target[idx]) ** 2)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -272,13 +299,19 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
 def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
     """On the held-out positions the search did not prove: the Pearson correlation with
     the search's value (player 0's view) of the game's C heuristic and, when given, of
-    the model (through its native or torch evaluator, as a search would read it)."""
+    the model (through its native or torch evaluator, as a search would read it); and
+    each one's correlation with the game's result (``*_result``), the search's own
+    included: how much of the result a value foresees, which bounds what an evaluation
+    fitted to the search's values can know."""
     from descent.nets.evaluator import network_evaluator
     from descent.search_cy.eval.heuristics import heuristic_for
 
     labels = load(*folders)
-    positions = np.flatnonzero(held_out(labels) & ~labels.arrays["proven"])
-    search = labels.arrays["value"][positions]
+    a = labels.arrays
+    positions = np.flatnonzero(held_out(labels) & ~a["proven"])
+    search = a["value"][positions]
+    winner = a["game_winner"][a["pos_game"][positions]]
+    result = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0))
     row = {int(p): i for i, p in enumerate(positions.tolist())}
     heuristic = np.zeros(len(positions))
     network = np.zeros(len(positions))
@@ -290,9 +323,12 @@ def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
         heuristic[row[p]] = h.evaluate([state])[0]
         if evaluator is not None:
             network[row[p]] = evaluator.evaluate([state])[0]
-    out = {"positions": float(len(positions)), "heuristic": correlation(heuristic, search)}
+    out = {"positions": float(len(positions)), "heuristic": correlation(heuristic, search),
+           "search_result": correlation(search, result),
+           "heuristic_result": correlation(heuristic, result)}
     if model_path is not None:
         out["network"] = correlation(network, search)
+        out["network_result"] = correlation(network, result)
     return out
 
 
@@ -329,6 +365,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="train on the labelled positions only, not also on the chance node "
                         "before each roll")
     t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--weight-decay", type=float, default=ValueConfig.weight_decay,
+                   help="AdamW's weight decay")
     t.add_argument("--batch", type=int, default=512)
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--init", default="",
@@ -344,8 +382,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("--epochs", type=int, default=15)
     c.add_argument("--preset", default="nnue")
     c.add_argument("--threads", type=int, default=0)
-    e = sub.add_parser("eval", help="held-out correlation with the labels' values, beside "
-                                    "the C heuristic's")
+    e = sub.add_parser("eval", help="held-out correlation with the labels' values and the "
+                                    "games' results, beside the C heuristic's")
     e.add_argument("model", type=Path, help="a value model file ('none': the heuristic only)")
     e.add_argument("folders", type=Path, nargs="+")
 
@@ -368,8 +406,9 @@ def run(args: argparse.Namespace) -> int:
 
             torch.set_num_threads(args.threads)
         cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
-                          outcome=args.outcome, pre_roll=args.pre_roll, seed=args.seed,
-                          init=args.init, max_games=args.max_games)
+                          weight_decay=args.weight_decay, outcome=args.outcome,
+                          pre_roll=args.pre_roll, seed=args.seed, init=args.init,
+                          max_games=args.max_games)
         train(args.folders, args.run_dir, args.epochs, config=cfg,
               log=lambda text: print(text, flush=True))
         return 0

@@ -104,7 +104,7 @@ def test_bench_nets_times_the_native_leaf_inside_expectiminimax(
     assert status == 0
     leaves = {r["leaf"]: r for r in data["leaf"]}
     assert set(leaves) == {"heuristic", "mlp, planes", "mlp, list form", "nnue",
-                           "nnue_small"}
+                           "nnue_small", "hybrid"}
     assert leaves["heuristic"]["heuristic_ratio"] == 1.0
     # the same values give the same tree: both network rows searched the same nodes
     assert leaves["mlp, planes"]["nodes"] == leaves["mlp, list form"]["nodes"]

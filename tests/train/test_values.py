@@ -76,7 +76,8 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     assert model.arch.preset == "nnue_tiny" and model.value.view == "side_to_move"
     figures = accuracy(run / "model.dnet", [labels_folder])
     assert figures["positions"] > 0
-    assert math.isfinite(figures["heuristic"]) and math.isfinite(figures["network"])
+    assert all(math.isfinite(figures[k]) for k in (
+        "heuristic", "network", "search_result", "heuristic_result", "network_result"))
 
 
 def test_a_run_starts_from_a_model_of_its_preset_and_refuses_another(
@@ -104,3 +105,34 @@ def test_a_learning_curve_trains_on_more_and_more_games_against_one_held_out_set
     tests = {json.loads((tmp_path / f"games-{n}" / "metrics.jsonl").read_text()
                         .splitlines()[0])["test_positions"] for n in (2, 5)}
     assert len(tests) == 1
+
+
+def test_a_network_on_the_heuristic_reads_its_values_and_starts_as_it(
+        labels_folder: Path, tmp_path: Path) -> None:
+    from descent.search_cy.eval.heuristics import heuristic_for
+
+    labels = load(labels_folder)
+    positions = np.arange(labels.positions)[:40]
+    data = examples(labels, positions, base=True)
+    assert data.base is not None and examples(labels, positions).base is None
+    game = make_game(labels.game)
+    h = heuristic_for(game.name)
+    for i, p in enumerate(positions[::7].tolist()):
+        state = game.new_initial_state()
+        for move in labels.moves(p):
+            state.apply_action(move)
+        sign = 1.0 if state.side_to_move == 0 else -1.0
+        assert data.base[i * 7] == pytest.approx(sign * h.evaluate([state])[0], abs=1e-6)
+    # trained at a step size of 0 it is still the heuristic: the same held-out figure
+    run = tmp_path / "hybrid"
+    train([labels_folder], run, 1, config=ValueConfig(preset="hybrid", lr=0.0,
+                                                      weight_decay=0.0, batch=64))
+    figures = accuracy(run / "model.dnet", [labels_folder])
+    assert figures["network"] == pytest.approx(figures["heuristic"], abs=1e-6)
+    assert figures["network_result"] == pytest.approx(figures["heuristic_result"], abs=1e-6)
+    plain = tmp_path / "plain"
+    train([labels_folder], plain, 1, config=ValueConfig(preset="nnue_tiny", batch=64))
+    with pytest.raises(ValueError, match="not the hybrid preset's nnue \\[16, 8\\] on the "
+                                         "heuristic"):
+        train([labels_folder], tmp_path / "mixed", 1, config=ValueConfig(
+            preset="hybrid", init=str(plain / "model.dnet")))

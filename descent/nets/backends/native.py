@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from descent.nets.arch import BASE_CLIP
 from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, Values, check_batch
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel
+from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.eval.mlp_eval import MLPEvaluator
 from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.state import GameState
@@ -58,10 +60,16 @@ def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0
         if spec.view != "side_to_move" or symmetry:
             raise ValueError(f"native: {model.name} is an nnue, which speaks for the side "
                              f"to move in the board's own frame (no symmetry)")
+        base: dict[str, Any] = {}
+        if model.arch.base:
+            # the network corrects the game's C heuristic (nets/arch.py)
+            base = {"base": heuristic_for(prototype), "prototype": prototype,
+                    "base_scale": float(model.weights["base.scale"][0]),
+                    "base_clip": BASE_CLIP}
         try:
             return NNUEEvaluator(model.weights["ft.weight"], model.weights["ft.bias"], layers,
                                  tanh_output=tanh_output, scale=spec.scale, lo=spec.lo,
-                                 hi=spec.hi)
+                                 hi=spec.hi, **base)
         except ValueError as exc:
             raise ValueError(f"native: {model.name}: {exc}") from None
     plane = TO_MOVE_PLANE[model.game.name] if spec.view == "side_to_move" else -1

@@ -55,8 +55,11 @@ def probe(name: str) -> tuple[bool, str]:
 
 
 def runs_model(name: str, model: LoadedModel) -> bool:
-    """Whether backend ``name`` computes ``model``'s architecture family at all (the
-    native backend runs the mlp and nnue families only; the others run every family)."""
+    """Whether backend ``name`` computes ``model``'s architecture at all (the native
+    backend runs the mlp and nnue families only; the others every family, but not a
+    network on the C heuristic, whose planes do not carry the heuristic's value)."""
+    if model.arch.base:
+        return name == "native"
     return name != "native" or model.arch.family in ("mlp", "nnue")
 
 
@@ -70,6 +73,9 @@ def make_backend(name: str, model: LoadedModel, **options: Any) -> Backend:
         return chosen
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(registered_backends())})")
+    if model.arch.base and name != "native":
+        raise ValueError(f"{name}: {model.name} corrects the C heuristic (base "
+                         f"{model.arch.base!r}), which only the native backend computes")
     ok, why = probe(name)
     if not ok:
         raise BackendUnavailable(f"backend {name} is not available: {why}")

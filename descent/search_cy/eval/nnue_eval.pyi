@@ -13,14 +13,20 @@ FEATURES: int
 MAX_WIDTH: int
 Q: int
 CONTEXT: int
+PLANES: dict[str, int]
 
 @disjoint_base
 class NNUEEvaluator(HeuristicEvaluator):
     tanh_output: bool
     scale: float
+    base: HeuristicEvaluator | None
+    base_scale: float
+    base_clip: float
     def __init__(self, ft_weight: npt.ArrayLike, ft_bias: npt.ArrayLike,
                  layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *, tanh_output: bool,
-                 scale: float = ..., lo: float = ..., hi: float = ...) -> None: ...
+                 scale: float = ..., lo: float = ..., hi: float = ...,
+                 base: HeuristicEvaluator | None = ..., base_scale: float = ...,
+                 base_clip: float = ..., prototype: GameState | None = ...) -> None: ...
     def spawn(self) -> NNUEEvaluator: ...
     @property
     def widths_(self) -> tuple[int, ...]: ...
@@ -28,3 +34,4 @@ class NNUEEvaluator(HeuristicEvaluator):
     def accumulator(self, s: GameState, fresh: bool = ...) -> npt.NDArray[np.int32]: ...
     def value(self, s: GameState) -> float: ...
     def forward(self, batch: npt.ArrayLike) -> npt.NDArray[np.float32]: ...
+    def _base_of_planes(self, planes: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]: ...
