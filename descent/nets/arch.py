@@ -17,12 +17,13 @@ Two families from the Descent papers' protocols, and one for speed:
   (search_cy/games/dicechess_nnue.h); ``fc[1:]`` the head's hidden widths over both views'
   clamped sums and 11 context inputs (the die, castling rights, en passant). Its ``ft``
   weights are whole multiples of 1/1024 (``quantise_nnue``), so the kept sums are exact.
-  With ``base="heuristic"`` it is a correction to the game's C heuristic ``h`` (for the
-  side to move) rather than a value of its own: the output is
-  ``tanh(base.scale * atanh(clip(h, BASE_CLIP)) + head)``, which with a zero head is the
-  heuristic itself, so training starts from what the heuristic knows and learns what it
-  misses (the heuristic's dice threats are sums over attack sets, which piece-square
-  inputs cannot express).
+
+An ``mlp`` or ``nnue`` with ``base="heuristic"`` corrects the game's C heuristic ``h``
+(for the side to move) rather than giving a value of its own: the output is
+``tanh(base.scale * atanh(clip(h, BASE_CLIP)) + head)``, which with a zero head is the
+heuristic itself, so training starts from what the heuristic knows and learns what it
+misses (dice chess's heuristic sums dice threats over attack sets, which piece-square
+inputs cannot express; the inputs see placements its tables do not).
 
 ReLU everywhere; the output is ``tanh`` (classic gain, values in [-1, 1]), ``linear``
 (depth and other reinforcement heuristics) or ``policy``: a move prior, where a ``conv``
@@ -77,7 +78,7 @@ class Architecture:
     output: str = "tanh"        # tanh (gain) | linear (depth heuristics) | policy (moves)
     #                             | policy_value (moves, the position's and each move's value)
     preset: str = ""            # the preset it came from, for people; not checked
-    base: str = ""              # nnue: "heuristic" adds the head to the C heuristic's atanh
+    base: str = ""              # "heuristic": the head adds to the C heuristic's atanh
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -104,9 +105,9 @@ class Architecture:
             raise ValueError("fully connected widths must be >= 1")
         if self.base not in BASES:
             raise ValueError(f"unknown base {self.base!r} (known: heuristic)")
-        if self.base and (self.family != "nnue" or self.output != "tanh"):
-            raise ValueError("a base (the C heuristic under the network) is for an nnue "
-                             "with a tanh output")
+        if self.base and (self.family not in ("mlp", "nnue") or self.output != "tanh"):
+            raise ValueError("a base (the C heuristic under the network) is for an mlp or "
+                             "an nnue with a tanh output")
         if self.is_policy and self.family == "nnue":
             raise ValueError("the nnue family is a value network")
         if self.output == "policy" and (self.family == "mlp" or self.fc):
@@ -155,8 +156,8 @@ def plain(filters: int, convs: int, fc: tuple[int, ...], preset: str = "") -> Ar
     return Architecture("conv", filters, convs=convs, fc=fc, preset=preset)
 
 
-def mlp(fc: tuple[int, ...], preset: str = "") -> Architecture:
-    return Architecture("mlp", 0, fc=fc, preset=preset)
+def mlp(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
+    return Architecture("mlp", 0, fc=fc, preset=preset, base=base)
 
 
 def nnue(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
@@ -175,9 +176,9 @@ def nnue(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
 # memories (about five times the cost a position). ``nnue``: dice chess's efficiently
 # updatable network (a leaf costs its head, whose inputs are both views' sums: 2.2 times
 # a heuristic leaf in expectiminimax; the first layer moves with the pieces);
-# ``nnue_small``: half the sums, 1.2 times. ``hybrid``: ``nnue_tiny``'s sizes as a
-# correction to the C heuristic (a leaf costs the heuristic and a head of 43 inputs);
-# ``hybrid_small``: ``nnue_small``'s.
+# ``nnue_small``: half the sums, 1.2 times. ``hybrid`` (dice chess): ``nnue_tiny``'s sizes
+# as a correction to the C heuristic (a leaf costs the heuristic and a head of 43 inputs);
+# ``hybrid_small``: ``nnue_small``'s. ``hybrid`` (EinStein): a small mlp correcting it.
 # ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
@@ -194,6 +195,7 @@ PRESETS: dict[str, dict[str, Architecture]] = {
         "fast": plain(16, 2, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
         "mlp_wide": mlp((512, 64), "mlp_wide"),
+        "hybrid": mlp((32, 8), "hybrid", base="heuristic"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "dicechess": {
@@ -266,6 +268,8 @@ def weight_shapes(arch: Architecture,
         if arch.base:
             shapes["base.scale"] = (1,)
         return _dense(shapes, 2 * arch.fc[0] + NNUE_CONTEXT, arch.fc[1:])
+    if arch.base:       # before the dense layers, as in the nnue
+        shapes["base.scale"] = (1,)
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
         shapes["stem.bias"] = (f,)

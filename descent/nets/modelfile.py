@@ -215,10 +215,14 @@ def _check_weights(where: str, arch: Architecture, input_shape: tuple[int, int, 
 
 
 def _check_view(where: str, arch: Architecture, value: ValueSpec) -> None:
-    # an nnue reads its views with the side to move first: its output is that side's
+    # an nnue reads its views with the side to move first: its output is that side's;
+    # a network on the C heuristic corrects the heuristic's value for the side to move
     if arch.family == "nnue" and value.view != "side_to_move":
         raise ModelFileError(f"{where}: an nnue speaks for the side to move, not "
                              f"{value.view!r}")
+    if arch.base and value.view != "side_to_move":
+        raise ModelFileError(f"{where}: a network on the C heuristic speaks for the side "
+                             f"to move, not {value.view!r}")
 
 
 def make_model(game: Game | GameState | str, arch: Architecture, weights: Weights | None = None,
@@ -234,7 +238,8 @@ def make_model(game: Game | GameState | str, arch: Architecture, weights: Weight
     if value is None:
         # the classic gain's values in [-1, 1], whatever the output; the other heuristics
         # need an explicit ValueSpec with their own scale and bounds
-        value = ValueSpec(view="side_to_move" if arch.family == "nnue" else "player0")
+        value = ValueSpec(view="side_to_move" if arch.family == "nnue" or arch.base
+                          else "player0")
     _check_view(f"model for {g.spec}", arch, value)
     return LoadedModel(game=g, arch=arch, input_shape=shape, value=value,
                        training=training or Provenance(seed=seed),

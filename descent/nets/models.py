@@ -67,6 +67,25 @@ class _Tower(nn.Module):
         return x
 
 
+class _Scale(nn.Module):
+    """One learned factor (``base.scale``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+
+
+def _on_base(net: ValueNet | NNUENet, out: Tensor, base: Tensor | None) -> Tensor:
+    """The raw output ``out`` added to the base's atanh where the architecture has a base
+    (nets/arch.py): ``base`` holds the C heuristic's values for the side to move."""
+    if not net.arch.base:
+        return out
+    if base is None:
+        raise ValueError("this network corrects the C heuristic: forward needs the "
+                         "heuristic's values for the side to move (base=)")
+    return out + net.base.scale * torch.atanh(base.clamp(-BASE_CLIP, BASE_CLIP))
+
+
 class ValueNet(_Tower):
     """One of the value families of nets/arch.py; forward returns shape (batch,)."""
 
@@ -83,21 +102,17 @@ class ValueNet(_Tower):
                                                                   strict=False))
         self.head = nn.Linear(widths[-1], 1)
         self.tanh = arch.output == "tanh"
+        if arch.base:
+            self.base = _Scale()
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, base: Tensor | None = None) -> Tensor:
+        """Values for the model's view; ``base``: the heuristic's values for the side to
+        move, which a network with a base corrects."""
         x = torch.flatten(self.tower(x), 1)
         for layer in self.fc:
             x = torch.relu(layer(x))
-        x = self.head(x).reshape(-1)
+        x = _on_base(self, self.head(x).reshape(-1), base)
         return torch.tanh(x) if self.tanh else x
-
-
-class _Scale(nn.Module):
-    """One learned factor (an nnue's ``base.scale``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(1))
 
 
 class NNUENet(nn.Module):
@@ -107,8 +122,8 @@ class NNUENet(nn.Module):
     White's view reads the twelve piece planes as they are, Black's with the colours
     exchanged and the ranks flipped; the side to move's view comes first. The other planes
     by name: nets/encoding.py's DICECHESS_PLANES. A network with a base (nets/arch.py)
-    takes the C heuristic's values for the side to move as ``base``: planes do not
-    carry them."""
+    takes the C heuristic's values for the side to move as ``base``, as ValueNet does:
+    planes do not carry them."""
 
     _BLACK = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5]
 
@@ -142,12 +157,7 @@ class NNUENet(nn.Module):
         h = torch.cat([torch.clamp(torch.cat([us, them], 1), 0.0, 1.0), die, castle, ep], 1)
         for layer in self.fc:
             h = torch.relu(layer(h))
-        out = self.head(h).reshape(-1)
-        if self.arch.base:
-            if base is None:
-                raise ValueError("this nnue corrects the C heuristic: forward needs the "
-                                 "heuristic's values for the side to move (base=)")
-            out = out + self.base.scale * torch.atanh(base.clamp(-BASE_CLIP, BASE_CLIP))
+        out = _on_base(self, self.head(h).reshape(-1), base)
         return torch.tanh(out) if self.tanh else out
 
 

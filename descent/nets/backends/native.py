@@ -6,7 +6,8 @@ An ``mlp`` model (nets/arch.py) runs in search_cy/eval/mlp_eval.pyx, a dice-ches
 when the search queues it, with no Python call and no GIL, instead of one ONNX Runtime
 call per expanded node. As a Backend
 (``evaluate`` on a planes batch: ``descent bench nets``, ``auto``'s measurement) it runs
-the same C code over the batch.
+the same C code over the batch, except for a network on the C heuristic (nets/arch.py's
+``base``), which values positions only: the heuristic does not read planes.
 
 Only those two families run here; a convolutional model is refused with a message saying
 so (``auto`` then skips this backend).
@@ -20,12 +21,14 @@ from descent.nets.arch import BASE_CLIP
 from descent.nets.backends.base import DEFAULT_MAX_BATCH, Batch, Values, check_batch
 from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel
+from descent.search_cy.eval.based_eval import BasedEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
 from descent.search_cy.eval.mlp_eval import MLPEvaluator
 from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.state import GameState
 
 FAMILIES = ("mlp", "nnue")
+RAW_BOUND = 1e9        # bounds that never bind: a raw output under a base
 
 
 def probe() -> tuple[bool, str]:
@@ -46,36 +49,41 @@ def mlp_layers(model: LoadedModel) -> list[tuple[Any, Any]]:
 
 
 def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
-                     list_form: bool = True) -> MLPEvaluator | NNUEEvaluator:
+                     list_form: bool = True) -> MLPEvaluator | NNUEEvaluator | BasedEvaluator:
     """The C evaluator of ``model`` for searches on states like ``prototype``
     (``list_form=False``: an mlp reads the planes even where the game has a list form; an
-    nnue reads neither: its first layer is the position's accumulator)."""
+    nnue reads neither: its first layer is the position's accumulator). A model with a
+    base is its network's raw output on top of the game's C heuristic (BasedEvaluator)."""
     if tuple(prototype.encoding_shape) != model.input_shape:
         raise ValueError(f"{model.name}: the model reads {model.input_shape}, the state "
                          f"encodes {prototype.encoding_shape}")
     spec = model.value
     layers = mlp_layers(model)
-    tanh_output = model.arch.output == "tanh"
+    based = bool(model.arch.base)
+    # under a base the network gives its raw sum, which the composition turns and bounds
+    out: dict[str, Any] = ({"tanh_output": False, "scale": 1.0, "lo": -RAW_BOUND,
+                            "hi": RAW_BOUND} if based else
+                           {"tanh_output": model.arch.output == "tanh", "scale": spec.scale,
+                            "lo": spec.lo, "hi": spec.hi})
+    network: MLPEvaluator | NNUEEvaluator
     if model.arch.family == "nnue":
         if spec.view != "side_to_move" or symmetry:
             raise ValueError(f"native: {model.name} is an nnue, which speaks for the side "
                              f"to move in the board's own frame (no symmetry)")
-        base: dict[str, Any] = {}
-        if model.arch.base:
-            # the network corrects the game's C heuristic (nets/arch.py)
-            base = {"base": heuristic_for(prototype), "prototype": prototype,
-                    "base_scale": float(model.weights["base.scale"][0]),
-                    "base_clip": BASE_CLIP}
         try:
-            return NNUEEvaluator(model.weights["ft.weight"], model.weights["ft.bias"], layers,
-                                 tanh_output=tanh_output, scale=spec.scale, lo=spec.lo,
-                                 hi=spec.hi, **base)
+            network = NNUEEvaluator(model.weights["ft.weight"], model.weights["ft.bias"],
+                                    layers, **out)
         except ValueError as exc:
             raise ValueError(f"native: {model.name}: {exc}") from None
-    plane = TO_MOVE_PLANE[model.game.name] if spec.view == "side_to_move" else -1
-    return MLPEvaluator(prototype, layers, tanh_output=tanh_output,
-                        scale=spec.scale, lo=spec.lo, hi=spec.hi, to_move_plane=plane,
-                        symmetry=symmetry, list_form=list_form)
+    else:
+        plane = TO_MOVE_PLANE[model.game.name] if spec.view == "side_to_move" else -1
+        network = MLPEvaluator(prototype, layers, to_move_plane=plane, symmetry=symmetry,
+                               list_form=list_form, **out)
+    if not based:
+        return network
+    return BasedEvaluator(network, heuristic_for(prototype),
+                          base_scale=float(model.weights["base.scale"][0]),
+                          base_clip=BASE_CLIP, scale=spec.scale, lo=spec.lo, hi=spec.hi)
 
 
 class NativeBackend:
@@ -100,5 +108,6 @@ class NativeBackend:
 
     def describe(self) -> str:
         widths = "-".join(map(str, self.evaluator.widths_))
-        return (f"native C {self.model.arch.family} {widths} on the CPU, fp32, in the "
-                f"search thread")
+        base = " on the C heuristic" if self.model.arch.base else ""
+        return (f"native C {self.model.arch.family} {widths}{base} on the CPU, fp32, in "
+                f"the search thread")

@@ -11,10 +11,6 @@ dense head:
           then the opponent's), an en passant square (1)
     v   = tanh(head(relu(fc ... relu(fc.0(u ++ ctx)))))  for the side to roll or move
 
-With a base (nets/arch.py), the head corrects the C heuristic ``h`` for the side to move:
-
-    v   = tanh(base_scale * atanh(clip(h, base_clip)) + head(...))
-
 (``nets/models.py``' NNUENet is the same function over the input planes, in torch.) The
 first time a state is valued it is attached to the network (its accumulator summed
 afresh); from then on its own make/unmake keeps it. The head runs on the mlp kernel
@@ -25,7 +21,7 @@ registers.
 from libc.stdint cimport int8_t, int16_t, int32_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
-from libc.math cimport tanh, atanh
+from libc.math cimport tanh
 
 cdef extern from "mlp_kernel.h":
     enum: DESCENT_MLP_CHUNK
@@ -89,10 +85,6 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
     cdef readonly bint tanh_output
     cdef readonly double scale
     cdef object ft_weight, ft_bias, layers     # for spawn
-    cdef readonly HeuristicEvaluator base      # the heuristic the head corrects, or None
-    cdef bint has_base
-    cdef readonly double base_scale, base_clip
-    cdef DiceChessBoard scratch                # forward()'s position, to value its base
 
     def __cinit__(self, *args, **kwargs):
         self.net = NULL
@@ -101,21 +93,11 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         self.vals = self.h = NULL
 
     def __init__(self, ft_weight, ft_bias, layers, *, bint tanh_output, double scale=1.0,
-                 double lo=-1.0, double hi=1.0, HeuristicEvaluator base=None,
-                 double base_scale=1.0, double base_clip=1.0, DiceChessBoard prototype=None):
-        """``base``: the dice-chess heuristic the head corrects (``base_scale`` its
-        factor, ``base_clip`` the bound its value is clipped to before the atanh);
-        ``prototype``, a state of the game (its rules), lets ``forward`` value the
-        base from planes."""
+                 double lo=-1.0, double hi=1.0):
         cdef int k, i, j, width
         cdef float[:, ::1] wv
         if not lo < hi:
             raise ValueError("bounds need lo < hi")
-        if base is not None and not (0.0 < base_clip < 1.0 and np.isfinite(base_scale)):
-            raise ValueError(f"base: scale {base_scale} must be finite and its clip "
-                             f"{base_clip} within (0, 1)")
-        if base is not None and not tanh_output:
-            raise ValueError("a network on a base has a tanh output")
         ftw = np.asarray(ft_weight, dtype=np.float64)
         ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
         if ftw.ndim != 2 or ftw.shape[1] != DC_NNUE_FEATURES or ftb.shape[0] != ftw.shape[0]:
@@ -149,9 +131,6 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         self.tanh_output = tanh_output
         self.scale = scale
         self.ft_weight, self.ft_bias, self.layers = ftw, ftb, layers
-        self.base, self.has_base = base, base is not None
-        self.base_scale, self.base_clip = base_scale, base_clip
-        self.scratch = prototype.clone() if prototype is not None else None
         self.width = width
         self.net = <dc_nnue*>calloc(1, sizeof(dc_nnue))
         if self.net == NULL:
@@ -210,9 +189,7 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         thread."""
         return NNUEEvaluator(self.ft_weight, self.ft_bias, self.layers,
                              tanh_output=self.tanh_output, scale=self.scale, lo=self.lo,
-                             hi=self.hi, base=self.base.spawn() if self.has_base else None,
-                             base_scale=self.base_scale, base_clip=self.base_clip,
-                             prototype=self.scratch)
+                             hi=self.hi)
 
     @property
     def widths_(self) -> tuple:
@@ -278,33 +255,17 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
             return self.hi
         return v
 
-    cdef double _base_term(self, DiceChessBoard b) noexcept nogil:
-        """What the base adds to the raw output: the heuristic's atanh for the side to
-        move, scaled."""
-        cdef double h = self.base.c_heuristic(b)
-        if b.side == 1:
-            h = -h
-        if h > self.base_clip:
-            h = self.base_clip
-        elif h < -self.base_clip:
-            h = -self.base_clip
-        return self.base_scale * atanh(h)
-
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         return self._value(<DiceChessBoard>s)
 
     cdef double _value(self, DiceChessBoard b) noexcept nogil:
         cdef int side = b.side, castle = b.castling
-        cdef double raw
         if b.nnue != self.net:
             b.c_nnue_attach(self.net)
-        raw = self._head(
+        return self._finish(self._head(
             b.nnue_acc + side * DC_NNUE_MAX_WIDTH,
             b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, b.die, _movers_first(castle, side),
-            b.ep >= 0)
-        if self.has_base:
-            raw += self._base_term(b)
-        return self._finish(raw, side)
+            b.ep >= 0), side)
 
     def check_state(self, GameState s) -> None:
         """ValueError unless ``s`` is a dice-chess state (what c_heuristic reads)."""
@@ -353,7 +314,6 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         cdef int8_t board[64]
         out = np.empty(n, dtype=np.float32)
         cdef float[::1] o = out
-        cdef double[::1] added = self._base_of_planes(arr.reshape(n, 24, 64))
         with nogil:
             for i in range(n):
                 memset(board, 0, 64)
@@ -376,31 +336,6 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                         die = p + 1
                 raw = self._head(self.acc + side * DC_NNUE_MAX_WIDTH,
                                  self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, die,
-                                 _movers_first(castle, side), ep) + added[i]
+                                 _movers_first(castle, side), ep)
                 o[i] = <float>(tanh(raw) if self.tanh_output else raw)
-        return out
-
-    def _base_of_planes(self, planes) -> np.ndarray:
-        """What the base adds to each position of a (n, 24, 64) batch (zeros without a
-        base): each position set up on the scratch state, then valued as in a search."""
-        cdef Py_ssize_t i, n = planes.shape[0]
-        out = np.zeros(n, dtype=np.float64)
-        if not self.has_base:
-            return out
-        if self.scratch is None:
-            raise ValueError("this NNUE corrects the heuristic: valuing planes needs a "
-                             "prototype state (its rules)")
-        pieces = np.argwhere(planes[:, :12] > 0.5)        # (position, plane, square)
-        for i in range(n):
-            board = [0] * 64
-            for _, p, sq in pieces[pieces[:, 0] == i]:
-                board[sq] = (p // 6) * 8 + p % 6 + 1
-            x = planes[i]
-            eps = np.flatnonzero(x[P_EP] > 0.5)
-            dice = np.flatnonzero(x[P_DIE:P_DIE + 6, 0] > 0.5)
-            castle = sum(1 << p for p in range(4) if x[P_CASTLING + p, 0] > 0.5)
-            self.scratch._install((board, 0 if x[P_TO_MOVE, 0] > 0.5 else 1, castle,
-                                   int(eps[0]) if eps.size else -1, 0, 1,
-                                   int(dice[0]) + 1 if dice.size else 0))
-            out[i] = self._base_term(self.scratch)
         return out

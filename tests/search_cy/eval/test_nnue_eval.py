@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from descent.nets.arch import NNUE_Q, init_weights, preset, quantise_nnue
-from descent.search_cy.eval.dicechess_eval import DiceChessEvaluator
 from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.registry import make_game
 from descent.search_cy.search.api import SearchParams, make_search
@@ -141,38 +140,25 @@ def test_malformed_weights_are_refused_by_what_is_wrong():
         NNUEEvaluator(wide["ft.weight"], wide["ft.bias"], head, tanh_output=True)
     with pytest.raises(ValueError, match="values dice chess states"):
         evaluator().value(make_game("einstein").new_initial_state())
-    heuristic = DiceChessEvaluator()
-    with pytest.raises(ValueError, match="clip 1.0 within"):
-        NNUEEvaluator(w["ft.weight"], w["ft.bias"], head, tanh_output=True, base=heuristic,
-                      base_clip=1.0)
-    with pytest.raises(ValueError, match="a network on a base has a tanh output"):
-        NNUEEvaluator(w["ft.weight"], w["ft.bias"], head, tanh_output=False, base=heuristic,
-                      base_clip=0.99)
-    with pytest.raises(ValueError, match="needs a prototype state"):
-        NNUEEvaluator(w["ft.weight"], w["ft.bias"], head, tanh_output=True, base=heuristic,
-                      base_clip=0.99).forward(np.zeros((1, 24, 8, 8), np.float32))
 
 
-@pytest.mark.parametrize("on_heuristic", [False, True], ids=["nnue", "on the heuristic"])
-def test_expectiminimax_on_the_nnue_is_deterministic_and_threads_share_it(on_heuristic):
+def test_expectiminimax_on_the_nnue_is_deterministic_and_threads_share_it():
     states = decision_states(seed=2, count=6)
-    based = {"base": DiceChessEvaluator(), "base_scale": 1.1, "base_clip": 0.99,
-             "prototype": states[0]} if on_heuristic else {}
-    if on_heuristic:
-        # spawned for a second thread, it keeps its base and values alike
-        first = evaluator(seed=4, **based)
-        second = first.spawn()
-        assert second.base is not None and second.base is not first.base
-        assert second.base_scale == 1.1
-        assert np.array_equal(first.evaluate(states), second.evaluate(states))
     results = []
     for _ in range(2):
-        search = make_search("expectiminimax", evaluator(seed=4, **based), SearchParams(seed=1))
+        search = make_search("expectiminimax", evaluator(seed=4), SearchParams(seed=1))
         results.append([(r.action, r.value, r.nodes) for r in
                         (search.run(s, Stopper(nodes=4000)) for s in states)])
     assert results[0] == results[1]
-    threaded = make_search("expectiminimax", evaluator(seed=4, **based),
+    threaded = make_search("expectiminimax", evaluator(seed=4),
                            SearchParams(seed=1, threads=2))
     for s in states:
         result = threaded.run(s, Stopper(nodes=4000))
         assert result.action in s.legal_actions()
+
+
+def test_the_planes_it_reads_are_the_encodings():
+    from descent.nets.encoding import DICECHESS_PLANES
+    from descent.search_cy.eval.nnue_eval import PLANES
+
+    assert PLANES == DICECHESS_PLANES
