@@ -59,7 +59,7 @@ NNUE_CONTEXT = 11            # the die (6), castling rights (4), en passant (1)
 NNUE_Q = 1024                # ft weights are whole multiples of 1 / NNUE_Q
 NNUE_INPUT = (24, 8, 8)      # the dice-chess encoding it reads (nets/encoding.py)
 OUTPUTS = ("tanh", "linear", "policy", "policy_value")
-BASES = ("", "heuristic")    # what an nnue's output is added to: nothing, the C heuristic
+BASES = ("", "heuristic")    # what a network's output is added to: nothing, the C heuristic
 BASE_CLIP = 0.99             # the heuristic's value is clipped to this before its atanh
 POLICY_OUTPUTS = ("policy", "policy_value")
 
@@ -255,7 +255,16 @@ def preset(game: str, name: str, output: str = "tanh") -> Architecture:
 
 def weight_shapes(arch: Architecture,
                   input_shape: tuple[int, int, int]) -> dict[str, tuple[int, ...]]:
-    """Every tensor the architecture has, by state-dict name, in forward order."""
+    """Every tensor the architecture has, by state-dict name, in forward order (a base's
+    factor last: it joins the head's output)."""
+    shapes = _network_shapes(arch, input_shape)
+    if arch.base:
+        shapes["base.scale"] = (1,)
+    return shapes
+
+
+def _network_shapes(arch: Architecture,
+                    input_shape: tuple[int, int, int]) -> dict[str, tuple[int, ...]]:
     planes, height, width = input_shape
     f = arch.filters
     shapes: dict[str, tuple[int, ...]] = {}
@@ -265,11 +274,7 @@ def weight_shapes(arch: Architecture,
                              f"{tuple(input_shape)}")
         shapes["ft.weight"] = (arch.fc[0], NNUE_FEATURES)
         shapes["ft.bias"] = (arch.fc[0],)
-        if arch.base:
-            shapes["base.scale"] = (1,)
         return _dense(shapes, 2 * arch.fc[0] + NNUE_CONTEXT, arch.fc[1:])
-    if arch.base:       # before the dense layers, as in the nnue
-        shapes["base.scale"] = (1,)
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
         shapes["stem.bias"] = (f,)

@@ -109,6 +109,15 @@ def _replay(labels: Labels, positions: npt.NDArray[np.int64],
             yield p, state
 
 
+def _results(labels: Labels, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """Player 0's result of each position's game: 1 a win, -1 a loss, 0 a draw
+    (labels.DRAW)."""
+    winner = labels.arrays["game_winner"][labels.arrays["pos_game"][positions]]
+    out: npt.NDArray[np.float32] = np.where(
+        winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
+    return out
+
+
 def examples(labels: Labels, positions: npt.NDArray[np.int64],
              pre_roll: bool = False, base: bool = False) -> ValueExamples:
     """The ``positions`` of ``labels`` as examples. With ``pre_roll``, each position a
@@ -136,9 +145,7 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     x = np.stack(planes) if planes else np.zeros((0,), np.uint8)
     # the side the encoding says is to move (to roll at a chance node): the model's view
     mover = (x[:, plane, 0, 0] == 0).astype(np.int8) if planes else np.zeros(0, np.int8)
-    winner = a["game_winner"][a["pos_game"][index]]
-    # player 0's result: 1 a win, -1 a loss, 0 a draw (labels.DRAW)
-    outcome = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0)).astype(np.float32)
+    outcome = _results(labels, index)
     # the heuristic speaks for player 0; the network with a base reads it for the mover
     based = (np.where(mover == 0, 1.0, -1.0) * np.asarray(heuristic)).astype(np.float32) \
         if base else None
@@ -310,8 +317,7 @@ def accuracy(model_path: Path | None, folders: list[Path]) -> dict[str, float]:
     a = labels.arrays
     positions = np.flatnonzero(held_out(labels) & ~a["proven"])
     search = a["value"][positions]
-    winner = a["game_winner"][a["pos_game"][positions]]
-    result = np.where(winner == 0, 1.0, np.where(winner == 1, -1.0, 0.0))
+    result = _results(labels, positions)
     row = {int(p): i for i, p in enumerate(positions.tolist())}
     heuristic = np.zeros(len(positions))
     network = np.zeros(len(positions))
