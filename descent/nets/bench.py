@@ -38,6 +38,9 @@ from descent.search_cy.search.stopper import Stopper
 
 GAMES = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
 BATCHES = (1, 16, 64, 121, 256)
+# the leaf table's other native networks of each game: the nnue's first layer kept by the
+# position, and the networks on the C heuristic
+LEAF_PRESETS = {"dicechess": ("nnue", "nnue_small", "hybrid"), "einstein": ("hybrid",)}
 BENCH_PRESETS = ("paper", "cpu", "mlp")   # tiny is for tests; ask for it with presets=
 
 
@@ -194,8 +197,8 @@ def _native_search_row(model: LoadedModel, root: Any, seconds: float) -> SearchR
 
 def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[LeafRow]:
     """Expectiminimax with the C heuristic, then the native mlp leaf from planes and from
-    the list form (and in dice chess the nnue, its first layer kept by the position),
-    runs interleaved (best of three) so that machine load hits all alike."""
+    the list form, and the game's LEAF_PRESETS, runs interleaved (best of three) so that
+    machine load hits all alike."""
     from descent.nets.backends.native import native_evaluator
     from descent.search_cy.eval.heuristics import heuristic_for
 
@@ -210,10 +213,9 @@ def bench_leaf(games: list[str], seconds: float, positions: int = 12) -> list[Le
         leaves = {"heuristic": heuristic_for(g),
                   "mlp, planes": native_evaluator(model, states[0], list_form=False),
                   "mlp, list form": native_evaluator(model, states[0])}
-        if game == "dicechess":
-            for name in ("nnue", "nnue_small", "hybrid"):
-                leaves[name] = native_evaluator(make_model(g, preset(game, name), seed=1),
-                                                states[0])
+        for name in LEAF_PRESETS.get(game, ()):
+            leaves[name] = native_evaluator(make_model(g, preset(game, name), seed=1),
+                                            states[0])
         # the budget from a first timed run with the heuristic: about seconds / 3 a pass
         probe_search = make_search("expectiminimax", leaves["heuristic"], SearchParams())
         probe_result = probe_search.run(states[0], Stopper(time=seconds / (3 * len(states))))
