@@ -74,4 +74,3 @@ def test_an_nnue_speaks_for_the_side_to_move_and_reads_dice_chess_only(
         make_model(GAME, preset(GAME, "nnue_tiny"), value=ValueSpec(view="player0"))
     with pytest.raises(ValueError, match="a multiple of 16 from 16 to 256"):
         Architecture("nnue", 0, fc=(24, 8))
-

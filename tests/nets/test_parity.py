@@ -13,7 +13,7 @@ from descent.nets.modelfile import make_model
 from descent.nets.onnx_graph import INPUT, build_onnx, reference_forward
 
 SPECS = {"hex": "hex(size=11)", "einstein": "einstein", "dicechess": "dicechess"}
-# (a network on the C heuristic has no graph: its refusal is tests/nets/test_nnue_model.py's)
+# (a network on the C heuristic has no graph: its refusal is tests/nets/test_based_model.py's)
 CASES = [(game, name, output) for game in PRESETS for name in PRESETS[game]
          if not PRESETS[game][name].base for output in ("tanh", "linear")]
 
