@@ -238,7 +238,7 @@ def test_the_list_form_of_the_encoding_is_the_encoding(spec: str) -> None:
                                       state.encode(symmetry=k))
 
 
-@pytest.mark.parametrize("spec", all_test_specs())
+@pytest.mark.parametrize("spec", SPECS)
 def test_history_length_counts_what_undo_can_take_back(spec: str) -> None:
     state = make_game(spec).new_initial_state()
     assert state.history_length == 0
