@@ -73,7 +73,7 @@ def make_backend(name: str, model: LoadedModel, **options: Any) -> Backend:
         return chosen
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(registered_backends())})")
-    if model.arch.base and name != "native":
+    if model.arch.base and not runs_model(name, model):
         raise ValueError(f"{name}: {model.name} corrects the C heuristic (base "
                          f"{model.arch.base!r}), which only the native backend computes")
     ok, why = probe(name)
