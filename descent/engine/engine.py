@@ -214,6 +214,7 @@ class Engine:
             impl.policy_at = settings.policy_at
             impl.policy_weight = settings.policy_weight
             impl.action_visits = settings.action_visits
+            impl.minimax_weight = settings.minimax_weight
         return name
 
     @classmethod
@@ -305,19 +306,22 @@ class Engine:
                 "terminal": "gain", "max_plies": 0}
 
     def describe(self) -> dict[str, Any]:
-        """Start-up facts for logs and ``version`` replies (``action_visits``: rave's
-        virtual visits at the policy's action values, 0 where it has no value heads;
+        """Start-up facts for logs and ``version`` replies (``action_visits`` and
+        ``minimax_weight``: how rave reads the policy's action values, 0 where it has no
+        value heads;
         ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
         values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
-        actions = int(getattr(self.search.impl, "action_visits", 0)) if getattr(
-            policy, "has_values", False) else 0
+        values = getattr(policy, "has_values", False)
+        actions = int(getattr(self.search.impl, "action_visits", 0)) if values else 0
+        minimax = float(getattr(self.search.impl, "minimax_weight", 0.0)) if values else 0.0
         evaluator = self.evaluator_name
         if self.search.evaluator is not self.evaluator:
             evaluator = f"action-values:{self.policy_name}+{evaluator}"
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
-                "action_visits": actions, "hash_mb": self.settings.hash_mb,
+                "action_visits": actions, "minimax_weight": minimax,
+                "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 
     # -- position (block only to stop a running search) --------------------------------

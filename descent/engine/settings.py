@@ -46,6 +46,9 @@ class Settings:
     action_visits: int = field(default=8, metadata={
         "help": "virtual visits a rave child gets at the odds of its action value where the "
                 "policy network has value heads (read in the same pass; 0: none)"})
+    minimax_weight: float = field(default=0.0, metadata={
+        "help": "the share of the action values' implicit minimax backups in a rave "
+                "child's score where the policy network has value heads (0: none)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})
@@ -90,6 +93,8 @@ class Settings:
             raise ValueError("policy_weight must be in [0, 4]")
         if not 0 <= self.action_visits <= 10_000:
             raise ValueError("action_visits must be in [0, 10000]")
+        if not 0.0 <= self.minimax_weight <= 1.0:
+            raise ValueError("minimax_weight must be in [0, 1]")
         if self.transport not in ("stdio", "mqtt"):
             raise ValueError("transport must be stdio or mqtt")
         if self.move_overhead_ms < 0:

@@ -392,6 +392,8 @@ class GtpProtocol(GtpFramedProtocol):
         policy = f" policy={facts['policy']}" if facts.get("policy") else ""
         if facts.get("action_visits"):
             policy += f" action_visits={facts['action_visits']}"
+        if facts.get("minimax_weight"):
+            policy += f" minimax_weight={facts['minimax_weight']:g}"
         return (f"{__version__} search={facts['search']} evaluator={facts['evaluator']}"
                 f"{policy} strength={facts['strength']}")
 

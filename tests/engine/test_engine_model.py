@@ -93,30 +93,37 @@ def test_rave_takes_a_policy_network_and_other_searches_refuse_one(
     from descent.search_cy.eval.hex_policy import HexPolicy
     from descent.search_cy.search.rave import (
         DEFAULT_ACTION_VISITS,
+        DEFAULT_MINIMAX_WEIGHT,
         DEFAULT_POLICY_AT,
         DEFAULT_POLICY_WEIGHT,
     )
 
     # the engine's defaults are the search's
-    assert (Settings().policy_at, Settings().policy_weight, Settings().action_visits) == (
-        DEFAULT_POLICY_AT, DEFAULT_POLICY_WEIGHT, DEFAULT_ACTION_VISITS)
+    assert (Settings().policy_at, Settings().policy_weight, Settings().action_visits,
+            Settings().minimax_weight) == (
+        DEFAULT_POLICY_AT, DEFAULT_POLICY_WEIGHT, DEFAULT_ACTION_VISITS, DEFAULT_MINIMAX_WEIGHT)
     path = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=2),
                       tmp_path / "policy.dnet")
     e = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
     impl = e.search.impl
     assert e.search_name == "rave" and isinstance(getattr(impl, "policy", None), HexPolicy)
     assert e.describe()["action_visits"] == 0          # no value heads to read
+    assert e.describe()["minimax_weight"] == 0.0
     first = e.think(Limits(iterations=300)).move
     again = Engine(Settings(game="hex(size=5)", policy=str(path), hash_mb=16, seed=1))
     assert again.think(Limits(iterations=300)).move == first       # deterministic by seed
     again.set_option("policy_at", 7)
     again.set_option("policy_weight", 0.5)
     again.set_option("action_visits", 12)
+    again.set_option("minimax_weight", 0.25)
     assert getattr(again.search.impl, "policy_at", 0) == 7
     assert getattr(again.search.impl, "policy_weight", 0) == 0.5
     assert getattr(again.search.impl, "action_visits", 0) == 12
+    assert getattr(again.search.impl, "minimax_weight", 0) == 0.25
     with pytest.raises(ValueError, match="action_visits"):
         Settings(action_visits=-1)
+    with pytest.raises(ValueError, match="minimax_weight"):
+        Settings(minimax_weight=1.5)
     e.set_option("policy", "none")
     assert getattr(e.search.impl, "policy", "absent") is None
     with pytest.raises(EngineError, match="value network"):
@@ -153,6 +160,8 @@ def test_best_first_searches_value_children_by_a_policys_action_values(
     assert type(e.search.evaluator) is not HexActionEvaluator
     assert isinstance(e.search.evaluator, HeuristicEvaluator)
     assert e.describe()["evaluator"] == "heuristic:vc" and e.describe()["action_visits"] > 0
+    e.set_option("minimax_weight", 0.3)
+    assert e.describe()["minimax_weight"] == 0.3
     e.set_option("search", "ubfms")
     e.set_option("policy", "none")
     assert e.describe()["evaluator"] == "heuristic:vc" and e.describe()["policy"] == ""

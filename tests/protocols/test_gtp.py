@@ -107,6 +107,19 @@ def test_version_names_search_and_evaluator() -> None:
         assert engine.close() == 0
 
 
+def test_version_says_how_the_shipped_policy_is_read() -> None:
+    engine = GtpProcess([sys.executable, "-m", "descent", "play", "--game", "hex(size=11)",
+                         "--hash-mb", "16", "--minimax-weight", "0.3"])
+    try:
+        assert re.fullmatch(r"= \S+ search=rave evaluator=heuristic:vc policy=hex-size11.dnet "
+                            r"action_visits=8 minimax_weight=0.3 strength=max",
+                            engine.ask("version"))
+        assert engine.ask("param_descent minimax_weight 0") == "= "
+        assert "minimax_weight" not in engine.ask("version")
+    finally:
+        assert engine.close() == 0
+
+
 # -- swap games from both sides, refereed on the GUI's board -------------------------------
 
 class GuiBoard:

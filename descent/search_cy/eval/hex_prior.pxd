@@ -20,6 +20,9 @@ cdef struct Child:
     int32_t n, w          # visits and wins of the player to move at the parent
     int32_t rn, rw        # AMAF visits and wins
     float prior           # the patterns' probability of the move (1/count without them)
+    float av              # a network's value of the move for the player to move at the
+                          # parent, as a win probability, backed up by implicit minimax
+                          # (-1: none)
 
 
 cdef void expansion_prior(Child* ch, int k, const int8_t* board, int side, int last,

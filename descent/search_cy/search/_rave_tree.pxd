@@ -69,6 +69,7 @@ cdef class RaveTree(HexPlayout):
     cdef int policy_at
     cdef double policy_weight         # the power of its probabilities in the prior
     cdef int action_visits            # virtual visits at its action values (0: none)
+    cdef double minimax_weight        # the share of their implicit minimax in a child's score
     cdef float* actions               # its action values of a node's cells
     cdef bint use_policy
     cdef float* probs                 # its probabilities of a node's cells

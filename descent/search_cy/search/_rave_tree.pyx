@@ -13,7 +13,11 @@ The score of a child blends its own mean with its RAVE mean (Gelly and Silver 20
     beta = rn / (n + rn + n * rn / K),   score = (1 - beta) q + beta q_rave + c sqrt(ln N / (n+1))
 
 plus ``c_pb * prior / sqrt(n + 1)`` (the progressive bias of the prior,
-``eval/hex_prior.pyx``). All-moves-as-first (AMAF): after each playout every child of
+``eval/hex_prior.pyx``). Where a policy network's action values are read (``av``) and
+``minimax_weight`` (alpha) is set, the blended mean becomes ``(1 - alpha) mean + alpha av``:
+``av`` is the network's value of the move, replaced once the child's own children are
+valued by the best of theirs (implicit minimax backups, Lanctot, Winands, Pepels and
+Sturtevant 2014). All-moves-as-first (AMAF): after each playout every child of
 every node on the path whose cell ended in the colour of that node's player to move is
 counted as if it had been played first.
 
@@ -54,6 +58,8 @@ cdef inline double _score(RaveTree self, Child* ch, double log_n, bint plain) no
         # the plain mean, RAVE ignored (MoHex's randomised RAVE: a child whose AMAF
         # statistics misjudge it is still tried on its own results)
         q = ch.w / n if n > 0.0 else PLAIN_FPU
+        if ch.av >= 0.0:
+            q += self.minimax_weight * (ch.av - q)
         return (q + self.c_uct * sqrt(log_n / (n + 1.0))
                 + self.c_pb * ch.prior / sqrt(n + 1.0))
     if rn > 0.0:
@@ -63,8 +69,10 @@ cdef inline double _score(RaveTree self, Child* ch, double log_n, bint plain) no
         qr = 0.5
         beta = 1.0 if n == 0.0 else 0.0
     q = ch.w / n if n > 0.0 else 0.0
-    return ((1.0 - beta) * q + beta * qr + self.c_uct * sqrt(log_n / (n + 1.0))
-            + self.c_pb * ch.prior / sqrt(n + 1.0))
+    q = (1.0 - beta) * q + beta * qr
+    if ch.av >= 0.0:
+        q += self.minimax_weight * (ch.av - q)
+    return q + self.c_uct * sqrt(log_n / (n + 1.0)) + self.c_pb * ch.prior / sqrt(n + 1.0)
 
 
 cdef inline void _virtual(RaveTree self, Child* ch, double v, int side) noexcept nogil:
@@ -119,6 +127,7 @@ cdef class RaveTree(HexPlayout):
         self.policy_at = 0
         self.policy_weight = 1.0
         self.action_visits = 0
+        self.minimax_weight = 0.0
         self.use_policy = False
         if (not self.keep or not self.codes or not self.probs or not self.actions
                 or not self.vcm or not self.scratch or not self.factor or not self.vbuf
@@ -369,6 +378,7 @@ cdef class RaveTree(HexPlayout):
             ch[i].rn = self.rave_prior
             ch[i].rw = self.rave_prior // 2
             ch[i].prior = 1.0
+            ch[i].av = -1.0
         if swap and self.rave_prior < SWAP_RAVE:
             # no playout ever plays the swap, so it has no AMAF statistics: it gets at
             # least SWAP_RAVE virtual ones at even odds, lest its first playout decide it
@@ -458,13 +468,15 @@ cdef class RaveTree(HexPlayout):
         without skipping (``eval/hex_prior.pyx`` says why). A network with value heads
         and ``action_visits`` set gives each child, from the same pass, that many virtual
         visits won at the odds of its action value (3HNN's action-value head as Gelly and
-        Silver's prior knowledge); the swap and the children pruned as inferior or lost
-        are left alone."""
+        Silver's prior knowledge), and, with ``minimax_weight`` set, that value as the
+        child's ``av``; the swap and the children pruned as inferior or lost are left
+        alone."""
         cdef Node* nd = &self.nodes[idx]
         cdef Child* ch
         cdef size_t need
         cdef bint ok
-        cdef bint actions = self.action_visits > 0 and self.policy.has_values
+        cdef bint actions = (self.action_visits > 0 or self.minimax_weight > 0.0) \
+            and self.policy.has_values
         cdef double q
         cdef int i
         nd.known |= KNOWN_POLICY
@@ -501,6 +513,8 @@ cdef class RaveTree(HexPlayout):
             q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
             ch[i].n += self.action_visits
             ch[i].w += <int32_t>(q * self.action_visits + 0.5)
+            if self.minimax_weight > 0.0:
+                ch[i].av = <float>q
 
     cdef void _value_prior(self, int32_t idx, int depth, int side) noexcept nogil:
         """The value network's word on the children of node idx (reached by the first
@@ -775,8 +789,11 @@ cdef class RaveTree(HexPlayout):
 
     cdef void _backup(self, int depth, int winner) noexcept nogil:
         """The result up the path, with AMAF over the final board (a proven end leaves
-        cells empty: those count for neither player), and the proofs."""
+        cells empty: those count for neither player), the proofs, and the implicit
+        minimax: a node whose children carry action values gives its parent's record of
+        it the best of them, from the parent's side (a proven child counts as 1 or 0)."""
         cdef int i, t, m, colour
+        cdef double best, v
         cdef int32_t idx
         cdef Node* nd
         cdef Child* ch
@@ -791,12 +808,21 @@ cdef class RaveTree(HexPlayout):
                 ch.w += 1
             colour = nd.side + 1
             kids = self.children + nd.first
+            best = -1.0
             for t in range(nd.count):
                 m = kids[t].move
                 if m < self.ncells and self.board[m] == colour:
                     kids[t].rn += 1
                     if winner == nd.side:
                         kids[t].rw += 1
+                if kids[t].av >= 0.0:
+                    v = kids[t].av
+                    if kids[t].node >= 0 and self.nodes[kids[t].node].proven != 0:
+                        v = 0.5 * (1.0 - self.nodes[kids[t].node].proven)
+                    if v > best:
+                        best = v
+            if best >= 0.0 and i > 0:
+                self.children[self.path_child[i - 1]].av = <float>(1.0 - best)
             self._prove(idx)
 
     cdef void _prove(self, int32_t idx) noexcept nogil:

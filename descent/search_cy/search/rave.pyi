@@ -68,6 +68,7 @@ class RaveSearch:
     policy_at: int
     policy_weight: float
     action_visits: int
+    minimax_weight: float
     def __init__(self, evaluator: Evaluator, params: Any, *, rave_k: float = ...,
                  exploration: float = ..., expand_at: int = ..., know_at: int = ...,
                  progressive_bias: float = ..., prune_ratio: float = ...,
@@ -81,7 +82,7 @@ class RaveSearch:
                  value_at: int = ..., value_visits: int = ...,
                  route_at: int = ..., policy: HexPolicy | None = ...,
                  policy_at: int = ..., policy_weight: float = ...,
-                 action_visits: int = ...) -> None: ...
+                 action_visits: int = ..., minimax_weight: float = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -34,7 +34,11 @@ the network's probability of its move (to the power ``policy_weight``), renormal
 the pruning redone, as the route factor is. One forward pass a node, in C without the
 GIL, at nodes whose visits say they are worth it. A network with value heads (output
 ``policy_value``, MoHex 3HNN's) gives from the same pass each child ``action_visits``
-virtual visits won at the odds of its action value.
+virtual visits won at the odds of its action value. With ``minimax_weight`` (alpha) set,
+the action values also enter every score at such a node as implicit minimax backups
+(Lanctot et al. 2014): a child's blended mean becomes ``(1 - alpha) mean + alpha av``,
+``av`` the network's value of the move until the child's own children are valued, then
+the best of theirs, backed up along the path.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
@@ -140,6 +144,7 @@ DEFAULT_ROUTE_AT = 20             # the prior's route factor at nodes this visit
 DEFAULT_POLICY_AT = 300           # a policy network's word at nodes this visited
 DEFAULT_POLICY_WEIGHT = 1.0       # ... the power of its probabilities in the prior
 DEFAULT_ACTION_VISITS = 8         # ... virtual visits at its action values (0: none)
+DEFAULT_MINIMAX_WEIGHT = 0.0      # ... the share of their implicit minimax in a score
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -227,6 +232,7 @@ cdef class RaveSearch:
     cdef public int policy_at           # its word on the prior at nodes this visited
     cdef public double policy_weight    # the power of its probabilities in the prior
     cdef public int action_visits       # virtual visits at its action values (0: none)
+    cdef public double minimax_weight   # the share of their implicit minimax in a score
 
     def __init__(self, Evaluator evaluator not None, params, *, double rave_k=DEFAULT_RAVE_K,
                  double exploration=DEFAULT_EXPLORATION, int expand_at=DEFAULT_EXPAND,
@@ -244,7 +250,8 @@ cdef class RaveSearch:
                  int route_at=DEFAULT_ROUTE_AT, HexPolicy policy=None,
                  int policy_at=DEFAULT_POLICY_AT,
                  double policy_weight=DEFAULT_POLICY_WEIGHT,
-                 int action_visits=DEFAULT_ACTION_VISITS):
+                 int action_visits=DEFAULT_ACTION_VISITS,
+                 double minimax_weight=DEFAULT_MINIMAX_WEIGHT):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -283,6 +290,9 @@ cdef class RaveSearch:
         if action_visits < 0:
             raise ValueError("action_visits must be >= 0 (0: none)")
         self.action_visits = action_visits
+        if not 0.0 <= minimax_weight <= 1.0:
+            raise ValueError("minimax_weight must be in [0, 1] (0: none)")
+        self.minimax_weight = minimax_weight
         self.policy = policy
         self.policy_at = policy_at
         self.policy_weight = policy_weight
@@ -376,6 +386,7 @@ cdef class RaveSearch:
             t.policy_at = self.policy_at
             t.policy_weight = self.policy_weight
             t.action_visits = self.action_visits
+            t.minimax_weight = self.minimax_weight
             t.c_pb = self.progressive_bias
             t.prune_ratio = self.prune_ratio
             t.pat = pat
@@ -502,8 +513,9 @@ cdef class RaveSearch:
         return int(lead), unstable
 
     def _subtree(self, path=()) -> tuple:
-        """The first tree below ``path`` (moves from its root): per child (move, visits,
-        wins, AMAF visits, AMAF wins, pruned, its own subtree or None, prior), for the tests
+        """The first tree below ``path`` (moves from its root): (side to move,
+        visits, children, proven); per child (move, visits, wins, AMAF visits, AMAF wins,
+        pruned, its own subtree or None, prior, implicit minimax value), for the tests
         that hold a kept tree equal to the subtree it was cut from."""
         cdef RaveTree t = <RaveTree>self.trees[0]
         cdef int32_t idx = 0
@@ -624,8 +636,8 @@ cdef tuple _subtree_of(RaveTree t, int32_t idx):
         for i in range(nd.count):
             ch = t.children + nd.first + i
             out.append((ch.move, ch.n, ch.w, ch.rn, ch.rw, ch.pruned,
-                        _subtree_of(t, ch.node) if ch.node >= 0 else None, ch.prior))
-    return (nd.side, nd.visits, tuple(out))
+                        _subtree_of(t, ch.node) if ch.node >= 0 else None, ch.prior, ch.av))
+    return (nd.side, nd.visits, tuple(out), nd.proven)
 
 
 def _help(RaveTree t, stop_flag) -> None:

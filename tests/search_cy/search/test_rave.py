@@ -101,7 +101,8 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
                           (0.0, True, "node", 0, 0.0, 0, 0, 0),
                           (0.0, True, False, 4, 3.0, 8, 3, 0),
                           (0.0, True, False, 4, 0.0, 0, 0, 50),
-                          (0.0, True, False, 4, 0.0, 0, 0, "actions")])
+                          (0.0, True, False, 4, 0.0, 0, 0, "actions"),
+                          (0.0, True, False, 4, 0.0, 0, 0, "minimax")])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
         rave_prior: int, plain: int, value: int | str) -> None:
@@ -110,7 +111,8 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
     # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
     # selections that ignore RAVE, a value network's virtual visits (the two-distance
     # heuristic standing in for one, with many visits), a policy network's action values
-    # (a random one's, at every node) and the prior's route factor (at every node,
+    # (a random one's, at every node: as virtual visits, or as the whole of every score
+    # by implicit minimax) and the prior's route factor (at every node,
     # redoing the pruning) must never make a proof wrong
     rnd = random.Random(11)
     checked = proven = 0
@@ -137,12 +139,13 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             search.value = heuristic_for(state, "two_distance")
             search.value_at = 3
             search.value_visits = value
-        if value == "actions":
+        if value in ("actions", "minimax"):
             from tests.search_cy.eval.test_hex_policy import random_policy
 
             search.policy = random_policy(4, seed=rnd.randrange(1000), values=True)
             search.policy_at = 1
-            search.action_visits = 50
+            search.action_visits = 50 if value == "actions" else 0
+            search.minimax_weight = 1.0 if value == "minimax" else 0.0
         result = search.run(state, Stopper(iterations=20000))
         memo: dict[int, float] = {}
         if result.resolved:
@@ -662,7 +665,7 @@ def test_the_route_factor_redoes_the_prior_pruning() -> None:
     search.run(state, Stopper(iterations=1))
     children = search._subtree()[2]
     best = max(c[7] for c in children)
-    for _move, visits, *_, pruned, _sub, prior in children:
+    for _move, visits, *_, pruned, _sub, prior, _av in children:
         if visits == 0:
             assert (pruned == 2) == (prior < 0.3 * best)   # SKIPPED_BY_PRIOR
     # cells the route gammas favour come back, those they disfavour are skipped

@@ -1,7 +1,7 @@
 """``rave`` with a move-policy network: the network's word multiplies the prior of nodes
 visited enough (the root at once), its action values (with value heads) give the children
-virtual visits, the search stays deterministic by seed, and a network for another board
-size is refused."""
+virtual visits or implicit minimax backups, the search stays deterministic by seed, and
+a network for another board size is refused."""
 
 from __future__ import annotations
 
@@ -83,6 +83,79 @@ def test_action_values_give_each_child_virtual_visits_at_their_odds() -> None:
     assert runs[1] == runs[2] and runs[0] != runs[1]
     with pytest.raises(ValueError, match="action_visits"):
         RaveSearch(heuristic_for(state), search.params, action_visits=-1)
+
+
+def odds(value: float) -> float:
+    return min(1.0, max(0.0, 0.5 * (1.0 + value)))
+
+
+def test_action_values_are_each_root_childs_minimax_value_until_it_is_valued() -> None:
+    state = position("hex(size=7)", ["b3", "f5", "c4"])
+    policy = random_policy(7, seed=3, values=True)
+    actions, _ = policy.values(state)
+    for weight in (0.0, 0.4):
+        search = routed(state, 2, 0, FLAT, prune_ratio=0.0, policy=policy, policy_at=10**6,
+                        action_visits=0, minimax_weight=weight)
+        search.run(state, Stopper(iterations=300))
+        children = search._subtree()[2]
+        assert len(children) == len(state.legal_actions())
+        for move, n, w, *_, av in children:
+            assert n < 300 and w <= n           # no virtual visits
+            if weight:
+                assert av == pytest.approx(odds(float(actions[move])), abs=1e-6)
+            else:
+                assert av == -1.0               # nothing read, nothing backed up
+
+
+def minimax_of(sub: tuple) -> float | None:
+    """What a node's parent holds for it by implicit minimax: one minus the best of its
+    children's values for its player to move (a proven child as a sure win or loss), or
+    None where no child carries a value."""
+    values = []
+    for *_, pruned, grand, _prior, av in sub[2]:
+        if av < 0.0:
+            continue
+        if grand is not None and grand[3] != 0:
+            av = 0.5 * (1.0 - grand[3])
+        elif pruned == 1:                       # lost by knowledge
+            av = 0.0
+        values.append(av)
+    return 1.0 - max(values) if values else None
+
+
+def test_implicit_minimax_backs_the_best_childs_value_up_the_tree() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    search = routed(state, 7, 0, FLAT, policy=random_policy(7, seed=8, values=True),
+                    policy_at=8, action_visits=0, minimax_weight=0.5)
+    search.run(state, Stopper(iterations=4000))
+    checked = deep = 0
+    stack = [(search._subtree(), 0)]
+    while stack:
+        node, depth = stack.pop()
+        for *_, grand, _prior, av in node[2]:
+            if grand is None:
+                continue
+            backed = minimax_of(grand)
+            if backed is not None:
+                assert av == pytest.approx(backed, abs=1e-6)
+                checked += 1
+                deep += depth > 0
+            stack.append((grand, depth + 1))
+    assert checked >= 10 and deep >= 3
+
+
+def test_the_minimax_weight_moves_the_search_deterministically() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    runs = []
+    for weight in (0.0, 0.5, 0.5, 1.0):
+        search = routed(state, 9, 0, FLAT, policy=random_policy(7, seed=5, values=True),
+                        policy_at=5, minimax_weight=weight)
+        result = search.run(state, Stopper(iterations=2000))
+        runs.append([(c.action, c.visits) for c in result.children])
+    assert runs[1] == runs[2]
+    assert runs[0] != runs[1] != runs[3]
+    with pytest.raises(ValueError, match="minimax_weight"):
+        RaveSearch(heuristic_for(state), search.params, minimax_weight=1.5)
 
 
 def test_a_policy_for_another_board_is_left_out_and_bad_settings_refused() -> None:
