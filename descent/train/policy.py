@@ -486,11 +486,12 @@ def value_accuracy(model_path: Path | None, labels_folder: Path,
 
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                  seconds: float, positions: int = 12, seed: int = 5,
-                 action_visits: int = 0) -> dict[str, float]:
+                 action_visits: int = 0, minimax_weight: float = 0.0) -> dict[str, float]:
     """Simulations a second of ``rave`` (the default player) on ``positions`` positions
     drawn from ``labels_folder``, ``seconds`` each: without the policy (``none``, the
     reference, measured in the same run) and with it at each of ``thresholds`` visits
-    (with ``action_visits`` virtual visits at its action values, for value heads)."""
+    (with ``action_visits`` virtual visits at its action values and their implicit
+    minimax at ``minimax_weight``, for value heads)."""
     import random
 
     from descent.nets.policy import load_policy
@@ -516,6 +517,7 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                 impl: Any = search.impl
                 impl.policy, impl.policy_at = policy, at
                 impl.action_visits = action_visits
+                impl.minimax_weight = minimax_weight
             result = search.run(state, Stopper(time=seconds))
             sims += result.iterations
             elapsed += result.time
@@ -552,6 +554,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     b.add_argument("--positions", type=int, default=12)
     b.add_argument("--action-visits", type=int, default=0,
                    help="virtual visits at a policy_value network's action values")
+    b.add_argument("--minimax-weight", type=float, default=0.0,
+                   help="the share of the action values' implicit minimax in rave's scores")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -565,7 +569,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.policy_command == "bench":
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
-                             args.time, args.positions, action_visits=args.action_visits)
+                             args.time, args.positions, action_visits=args.action_visits,
+                             minimax_weight=args.minimax_weight)
         for name, rate in rates.items():
             print(f"{name:>16}: {rate:8.0f} simulations a second, "
                   f"{rate / rates['none']:.3f} of none")
