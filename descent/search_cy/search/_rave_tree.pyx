@@ -16,7 +16,7 @@ plus ``c_pb * prior / sqrt(n + 1)`` (the progressive bias of the prior,
 ``eval/hex_prior.pyx``). Where a policy network's action values are read (``av``) and
 ``minimax_weight`` (alpha) is set, the blended mean becomes ``(1 - alpha) mean + alpha av``:
 ``av`` is the network's value of the move, replaced once the child's own children are
-valued by the best of theirs (implicit minimax backups, Lanctot, Winands, Pepels and
+valued by one minus the best of theirs (implicit minimax backups, Lanctot, Winands, Pepels and
 Sturtevant 2014). All-moves-as-first (AMAF): after each playout every child of
 every node on the path whose cell ended in the colour of that node's player to move is
 counted as if it had been played first.

@@ -38,7 +38,7 @@ virtual visits won at the odds of its action value. With ``minimax_weight`` (alp
 the action values also enter every score at such a node as implicit minimax backups
 (Lanctot et al. 2014): a child's blended mean becomes ``(1 - alpha) mean + alpha av``,
 ``av`` the network's value of the move until the child's own children are valued, then
-the best of theirs, backed up along the path.
+one minus the best of theirs, backed up along the path.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
