@@ -14,10 +14,10 @@ The score of a child blends its own mean with its RAVE mean (Gelly and Silver 20
 
 plus ``c_pb * prior / sqrt(n + 1)`` (the progressive bias of the prior,
 ``eval/hex_prior.pyx``). Where a policy network's action values are read (``av``) and
-``minimax_weight`` (alpha) is set, the blended mean becomes ``(1 - alpha) mean + alpha av``:
-``av`` is the network's value of the move, replaced once the child's own children are
-valued by one minus the best of theirs (implicit minimax backups, Lanctot, Winands, Pepels and
-Sturtevant 2014). All-moves-as-first (AMAF): after each playout every child of
+``minimax_weight`` (alpha) is set, the blended mean becomes
+``(1 - alpha) mean + alpha av``: ``av`` is the network's value of the move, replaced once
+the child's own children are valued by one minus the best of theirs (implicit minimax
+backups, Lanctot, Winands, Pepels and Sturtevant 2014). All-moves-as-first (AMAF): after each playout every child of
 every node on the path whose cell ended in the colour of that node's player to move is
 counted as if it had been played first.
 
@@ -51,15 +51,19 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef inline double _mixed(RaveTree self, Child* ch, double q) noexcept nogil:
+    """A child's mean ``q`` with the share ``minimax_weight`` of its backed-up value,
+    where it has one."""
+    return q + self.minimax_weight * (ch.av - q) if ch.av >= 0.0 else q
+
+
 cdef inline double _score(RaveTree self, Child* ch, double log_n, bint plain) noexcept nogil:
     cdef double q, qr, beta
     cdef double n = ch.n, rn = ch.rn
     if plain:
         # the plain mean, RAVE ignored (MoHex's randomised RAVE: a child whose AMAF
         # statistics misjudge it is still tried on its own results)
-        q = ch.w / n if n > 0.0 else PLAIN_FPU
-        if ch.av >= 0.0:
-            q += self.minimax_weight * (ch.av - q)
+        q = _mixed(self, ch, ch.w / n if n > 0.0 else PLAIN_FPU)
         return (q + self.c_uct * sqrt(log_n / (n + 1.0))
                 + self.c_pb * ch.prior / sqrt(n + 1.0))
     if rn > 0.0:
@@ -69,9 +73,7 @@ cdef inline double _score(RaveTree self, Child* ch, double log_n, bint plain) no
         qr = 0.5
         beta = 1.0 if n == 0.0 else 0.0
     q = ch.w / n if n > 0.0 else 0.0
-    q = (1.0 - beta) * q + beta * qr
-    if ch.av >= 0.0:
-        q += self.minimax_weight * (ch.av - q)
+    q = _mixed(self, ch, (1.0 - beta) * q + beta * qr)
     return q + self.c_uct * sqrt(log_n / (n + 1.0)) + self.c_pb * ch.prior / sqrt(n + 1.0)
 
 
@@ -791,7 +793,8 @@ cdef class RaveTree(HexPlayout):
         """The result up the path, with AMAF over the final board (a proven end leaves
         cells empty: those count for neither player), the proofs, and the implicit
         minimax: a node whose children carry action values gives its parent's record of
-        it the best of them, from the parent's side (a proven child counts as 1 or 0)."""
+        it one minus the best of them (a proven child counts as a sure win or loss, one
+        lost by knowledge as a loss)."""
         cdef int i, t, m, colour
         cdef double best, v
         cdef int32_t idx
@@ -817,7 +820,9 @@ cdef class RaveTree(HexPlayout):
                         kids[t].rw += 1
                 if kids[t].av >= 0.0:
                     v = kids[t].av
-                    if kids[t].node >= 0 and self.nodes[kids[t].node].proven != 0:
+                    if kids[t].pruned == LOST_BY_KNOWLEDGE:
+                        v = 0.0
+                    elif kids[t].node >= 0 and self.nodes[kids[t].node].proven != 0:
                         v = 0.5 * (1.0 - self.nodes[kids[t].node].proven)
                     if v > best:
                         best = v

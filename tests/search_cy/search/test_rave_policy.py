@@ -123,15 +123,21 @@ def minimax_of(sub: tuple) -> float | None:
     return 1.0 - max(values) if values else None
 
 
-def test_implicit_minimax_backs_the_best_childs_value_up_the_tree() -> None:
-    state = position("hex(size=7)", ["d4", "c5"])
+@pytest.mark.parametrize("knowledge", [False, True])
+def test_implicit_minimax_backs_the_best_childs_value_up_the_tree(knowledge: bool) -> None:
+    # with the evaluator's and H-search's knowledge, children valued before a mustplay
+    # pruned them count as losses
+    state = position("hex(size=7)", ["d4", "c5", "c4", "e3"])
     search = routed(state, 7, 0, FLAT, policy=random_policy(7, seed=8, values=True),
                     policy_at=8, action_visits=0, minimax_weight=0.5)
+    if knowledge:
+        search.know_at, search.vc_at = 20, 30
     search.run(state, Stopper(iterations=4000))
-    checked = deep = 0
+    checked = deep = lost = 0
     stack = [(search._subtree(), 0)]
     while stack:
         node, depth = stack.pop()
+        lost += sum(1 for c in node[2] if c[5] == 1 and c[8] >= 0.0)
         for *_, grand, _prior, av in node[2]:
             if grand is None:
                 continue
@@ -142,6 +148,7 @@ def test_implicit_minimax_backs_the_best_childs_value_up_the_tree() -> None:
                 deep += depth > 0
             stack.append((grand, depth + 1))
     assert checked >= 10 and deep >= 3
+    assert (lost > 0) == knowledge
 
 
 def test_the_minimax_weight_moves_the_search_deterministically() -> None:
