@@ -216,7 +216,9 @@ PRESETS: dict[str, dict[str, Architecture]] = {
 # Move-policy networks (output ``policy``). ``policy``: six 3x3 convolutions of 32 filters,
 # about 0.4 ms a position in C on these machines (``eval/hex_policy.pyx``), evaluated once
 # at a node of enough visits; ``small``: four of 16, about six times cheaper;
-# ``policy_value``: ``policy``'s tower with the value heads (a few per cent more a pass).
+# ``policy_value``: ``policy``'s tower with the value heads (a few per cent more a pass);
+# ``policy_value_wide``: the same of 48 filters (about twice the work a pass), started
+# from a ``policy_value`` network embedded in it (``descent policy train --init``).
 # ``tiny`` and ``tiny_value``: tests only.
 POLICY_PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
@@ -225,6 +227,8 @@ POLICY_PRESETS: dict[str, dict[str, Architecture]] = {
         "tiny": Architecture("conv", 4, convs=2, output="policy", preset="tiny"),
         "policy_value": Architecture("conv", 32, convs=6, fc=(64,), output="policy_value",
                                      preset="policy_value"),
+        "policy_value_wide": Architecture("conv", 48, convs=6, fc=(64,),
+                                          output="policy_value", preset="policy_value_wide"),
         "tiny_value": Architecture("conv", 4, convs=2, fc=(8,), output="policy_value",
                                    preset="tiny_value"),
     },

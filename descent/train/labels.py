@@ -163,32 +163,45 @@ def game_seed(stream: int, index: int) -> int:
     return stream * STREAM_STRIDE + index
 
 
+def player_searches(player: Player, state: Any, seeds: Sequence[int]) -> list[Any]:
+    """The searches of ``player`` on the game of ``state``, one a seed (its heuristic, and
+    for a policy player its network, loaded once, at its threshold)."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+    from descent.search_cy.search.api import SearchParams, make_search
+
+    evaluator = heuristic_for(state, player.heuristic)
+    searches = [make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
+                for seed in seeds]
+    if player.policy:
+        from descent.nets.policy import load_policy
+
+        policy = load_policy(player.policy, state)
+        for runner in searches:
+            impl: Any = runner.impl
+            impl.policy, impl.policy_at = policy, player.policy_at
+            impl.action_visits = player.action_visits
+    return searches
+
+
+def player_budget(player: Player, state: Any) -> Any:
+    """One move's search of ``player``: simulations for Hex, nodes for the dice games."""
+    from descent.search_cy.search.stopper import Stopper
+
+    if state.game.name == "hex":
+        return Stopper(iterations=player.sims)
+    return Stopper(nodes=player.sims)
+
+
 def play_game(task: tuple[Player, int, int]) -> GameRecord:
     """One self-play game of ``player`` (a module-level function for the process pool)."""
-    from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.games.registry import make_game
-    from descent.search_cy.search.api import SearchParams, make_search
-    from descent.search_cy.search.stopper import Stopper
 
     player, stream, index = task
     seed = game_seed(stream, index)
     rng = random.Random(seed)
     state = make_game(player.game).new_initial_state()
     hex_game = state.game.name == "hex"
-    evaluator = heuristic_for(state, player.heuristic)
-    search = make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
-    side = make_search(player.search, evaluator, SearchParams(seed=seed + 1, hash_mb=64))
-    if player.policy:
-        from descent.nets.policy import load_policy
-
-        policy = load_policy(player.policy, state)
-        for runner in (search, side):
-            impl: Any = runner.impl
-            impl.policy, impl.policy_at = policy, player.policy_at
-            impl.action_visits = player.action_visits
-
-    def budget() -> Stopper:
-        return Stopper(iterations=player.sims) if hex_game else Stopper(nodes=player.sims)
+    search, side = player_searches(player, state, [seed, seed + 1])
 
     record = GameRecord(stream, index, seed, [], winner=-1)
     if hex_game:                       # a uniformly random first stone
@@ -201,7 +214,7 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
             state.apply_action(roll)
             record.moves.append(roll)
             continue
-        result = search.run(state, budget())
+        result = search.run(state, player_budget(player, state))
         record.add(len(record.moves), -1, result)
         if hex_game and result.resolved:   # proven: the winner is known, the rest is filling
             record.winner = 0 if result.value > 0 else 1
@@ -211,7 +224,8 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
             extra = legal[rng.randrange(len(legal))]
             state.apply_action(extra)
             if not state.is_terminal():
-                record.add(len(record.moves), extra, side.run(state, budget()))
+                branch = side.run(state, player_budget(player, state))
+                record.add(len(record.moves), extra, branch)
             state.undo()
         # the dice vary the dice games' openings; Hex's are drawn from the visits
         action = selfplay_move(result, len(record.moves), rng) if hex_game else int(
@@ -563,6 +577,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     i.add_argument("folder", type=Path)
     x = sub.add_parser("index", help="rebuild a labels folder's manifest from its shards")
     x.add_argument("folder", type=Path)
+    r = sub.add_parser("retest", help="search held-out Hex labels twice afresh: how much "
+                                      "of a label is its search's noise")
+    r.add_argument("folder", type=Path)
+    r.add_argument("--positions", type=int, default=400,
+                   help="held-out unproven positions, drawn by the seed")
+    r.add_argument("--policy", default="",
+                   help="the network file the labels' player searched with")
+    r.add_argument("--network", type=Path, default=None,
+                   help="a policy_value network whose value is measured against both")
+    r.add_argument("--deep", type=int, default=0,
+                   help="also search each position once with this many simulations")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("-j", "--jobs", type=int, default=1, help="processes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -581,6 +608,16 @@ def run(args: argparse.Namespace) -> int:
         elapsed = time.monotonic() - started
         print(f"{written} games in {elapsed:.0f} s "
               f"({3600.0 * written / max(elapsed, 1e-9):.0f} an hour)")
+        return 0
+    if args.labels_command == "retest":
+        from descent.train.label_noise import network_values, retest
+
+        result = retest(args.folder, args.positions, policy=args.policy, seed=args.seed,
+                        deep=args.deep, jobs=args.jobs)
+        predictor = (network_values(args.network, load(args.folder), result.positions)
+                     if args.network else None)
+        for name, value in result.summary(predictor).items():
+            print(f"{name:>24}: {value:.4f}")
         return 0
     manifest = index(args.folder)
     if args.labels_command == "info":

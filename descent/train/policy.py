@@ -181,6 +181,7 @@ class PolicyConfig:
     weight_decay: float = 1e-4
     seed: int = 1
     init: str = ""              # a policy model file whose tensors start a new run
+    value_weight: float = 1.0   # the value heads' squared errors against the policy's loss
 
 
 def _masked_log_softmax(logits: Any, legal: Any) -> Any:
@@ -247,11 +248,13 @@ def _losses(net: Any, batch: Batch) -> tuple[Any, Any, Any, Any, Any]:
     return policy, value, action, logp, (values, picked, known)
 
 
-def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
+def evaluate(net: Any, data: Examples, batch: int = 1024,
+             value_weight: float = 1.0) -> dict[str, float]:
     """Held-out cross-entropy against the visit shares and top-1 against the searched move;
     with value heads, the value's and the action values' squared errors (a position, a
     known action) and correlations (the value's on the positions the search did not
-    prove), and ``total``, the loss training minimises."""
+    prove), and ``total``, the loss training minimises (the value heads' errors weighted
+    by ``value_weight``)."""
     import torch
 
     net.eval()
@@ -284,7 +287,36 @@ def evaluate(net: Any, data: Examples, batch: int = 1024) -> dict[str, float]:
         out |= {"value_mse": sums["value"] / count,
                 "action_mse": sums["action"] / max(len(q), 1),
                 "value_corr": correlation(v[u], y[u]), "action_corr": correlation(q, t),
-                "total": (sums["policy"] + sums["value"] + sums["action"]) / count}
+                "total": (sums["policy"] + value_weight * (sums["value"] + sums["action"]))
+                / count}
+    return out
+
+
+# the tensors that read the value features pooled by their mean, then their maximum
+POOLED_INPUTS = ("vfc.weight", "qglobal.weight")
+
+
+def widened(start: npt.NDArray[Any], fresh: npt.NDArray[Any],
+            pooled: bool = False) -> npt.NDArray[Any]:
+    """``start``'s tensor embedded in the (as large or larger) ``fresh`` one of a wider
+    network so that the wider network computes what ``start``'s did: its channels keep
+    their weights and read none of the new channels (those inputs' weights are zero),
+    while the new channels keep their fresh weights, reading every channel. ``pooled``:
+    the inputs are the value features' means, then their maxima, each half widened."""
+    if start.shape == fresh.shape:
+        return start
+    out = fresh.copy()
+    rows = start.shape[0]
+    if start.ndim == 1:
+        out[:rows] = start
+        return out
+    out[:rows] = 0.0
+    if pooled:
+        half, whole = start.shape[1] // 2, fresh.shape[1] // 2
+        out[:rows, :half] = start[:, :half]
+        out[:rows, whole:whole + half] = start[:, half:]
+    else:
+        out[:rows, :start.shape[1]] = start
     return out
 
 
@@ -318,14 +350,19 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     if cfg.init:
         # the tensors the two networks share (the tower, the policy head and any value
         # heads both have): value heads learned on top of a policy that already knows
-        # the moves, or the next generation from the last
+        # the moves, or the next generation from the last; a narrower network of the
+        # same depth is embedded in a wider one
         start = load_model(cfg.init, game)
-        if not start.arch.is_policy or start.arch.filters != arch.filters or \
-                start.arch.family != arch.family:
+        if not start.arch.is_policy or start.arch.family != arch.family or not (
+                start.arch.filters == arch.filters or (
+                    start.arch.filters < arch.filters and start.arch.convs == arch.convs
+                    and start.arch.fc == arch.fc)):
             raise ValueError(f"{cfg.init}: not a policy network of {arch.family} "
-                             f"{arch.filters} filters to start from")
-        weights |= {k: v for k, v in start.weights.items()
-                    if k in weights and v.shape == weights[k].shape}
+                             f"{arch.filters} filters (or a narrower one of "
+                             f"{arch.convs} convolutions) to start from")
+        weights |= {k: widened(v, weights[k], pooled=k in POOLED_INPUTS)
+                    for k, v in start.weights.items() if k in weights
+                    and v.ndim == weights[k].ndim}
     net = module_from_weights(arch, tuple(train_set.x.shape[1:]), weights)
     assert isinstance(net, PolicyNet)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -353,13 +390,13 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
         total = 0.0
         for b in _batches(train_set, cfg.batch, rng):
             policy, value, action, _, _ = _losses(net, b)
-            loss = (policy + value + action) / len(b.best)
+            loss = (policy + cfg.value_weight * (value + action)) / len(b.best)
             opt.zero_grad()
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(b.best)
         epoch += 1
-        held = evaluate(net, test_set)
+        held = evaluate(net, test_set, value_weight=cfg.value_weight)
         # the score the best model is chosen by: top-1, or the held-out loss (negated)
         score = held["top1"] if "total" not in held else -held["total"]
         sched.step(held.get("total", held["loss"]))
@@ -394,8 +431,17 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
     return metrics
 
 
+def measured_positions(labels: Labels, training_games: bool = False,
+                       limit: int = 0) -> npt.NDArray[np.int64]:
+    """The positions a network is measured on: those of the held-out games, or of the
+    games training saw (``training_games``: how far a network fits what it learned
+    beyond what it knows); the first ``limit`` (0: all)."""
+    positions = np.flatnonzero(held_out(labels) != training_games)
+    return positions[:limit] if limit else positions
+
+
 def prior_accuracy(model_path: Path | None, labels_folder: Path,
-                   limit: int = 0) -> dict[str, float]:
+                   limit: int = 0, training_games: bool = False) -> dict[str, float]:
     """Top-1 agreement with the searched move on the held-out positions of
     ``labels_folder`` (the first ``limit``, 0: all) of: the pattern prior, the pattern
     prior with the route factor, the network (when given) and the network's product with
@@ -408,9 +454,7 @@ def prior_accuracy(model_path: Path | None, labels_folder: Path,
 
     labels = load(labels_folder)
     n = labels.size
-    positions = np.flatnonzero(held_out(labels))
-    if limit:
-        positions = positions[:limit]
+    positions = measured_positions(labels, training_games, limit)
     game = make_game(f"hex(size={n})")
     policy = load_policy(model_path, game) if model_path else None
     patterns = HexPatterns(n, shipped_weights())
@@ -444,7 +488,7 @@ def prior_accuracy(model_path: Path | None, labels_folder: Path,
 
 
 def value_accuracy(model_path: Path | None, labels_folder: Path,
-                   limit: int = 0) -> dict[str, float]:
+                   limit: int = 0, training_games: bool = False) -> dict[str, float]:
     """Pearson correlation with the labels' values, on the held-out positions of
     ``labels_folder`` the search did not prove (the first ``limit``, 0: all), of the
     Hex heuristics (``vc``, ``two_distance``) and, for a network with value heads, of its
@@ -456,7 +500,8 @@ def value_accuracy(model_path: Path | None, labels_folder: Path,
 
     labels = load(labels_folder)
     a = labels.arrays
-    positions = np.flatnonzero(held_out(labels) & ~a["proven"])
+    positions = measured_positions(labels, training_games)
+    positions = positions[~a["proven"][positions]]
     if limit:
         positions = positions[:limit]
     game = make_game(f"hex(size={labels.size})")
@@ -536,12 +581,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--preset", default="policy", help="architecture preset of a new run")
     t.add_argument("--init", default="", help="a policy model file whose shared tensors "
                                               "(tower, heads) start a new run")
+    t.add_argument("--lr", type=float, default=PolicyConfig.lr,
+                   help="a new run's step size")
+    t.add_argument("--value-weight", type=float, default=PolicyConfig.value_weight,
+                   help="a new run's weight of the value heads' errors against the "
+                        "policy's loss")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
     e = sub.add_parser("eval", help="top-1 of the priors on a labels folder's held-out games")
     e.add_argument("model", type=Path, nargs="?", default=None,
                    help="policy model file (none: the pattern prior only)")
     e.add_argument("labels", type=Path)
     e.add_argument("--limit", type=int, default=0, help="the first this many positions")
+    e.add_argument("--training-games", action="store_true",
+                   help="measure on the games training saw instead of the held-out ones")
     e.add_argument("--values", action="store_true",
                    help="also the values' correlation with the labels: the heuristics' and "
                         "a policy_value network's")
@@ -564,7 +616,8 @@ def run(args: argparse.Namespace) -> int:
             import torch
             torch.set_num_threads(args.threads)
         train(args.labels, args.run_dir, args.epochs,
-              config=PolicyConfig(preset=args.preset, init=args.init),
+              config=PolicyConfig(preset=args.preset, init=args.init, lr=args.lr,
+                                  value_weight=args.value_weight),
               log=lambda text: print(text, flush=True))
         return 0
     if args.policy_command == "bench":
@@ -575,15 +628,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:>16}: {rate:8.0f} simulations a second, "
                   f"{rate / rates['none']:.3f} of none")
         return 0
-    scores = prior_accuracy(args.model, args.labels, args.limit)
+    scores = prior_accuracy(args.model, args.labels, args.limit, args.training_games)
+    split = "training" if args.training_games else "held-out"
     count = int(scores.pop("positions"))
     for name, value in scores.items():
-        print(f"{name:>16}: top-1 {value:.4f} ({count} held-out positions, "
+        print(f"{name:>16}: top-1 {value:.4f} ({count} {split} positions, "
               f"interval +-{1.96 * math.sqrt(value * (1 - value) / max(count, 1)):.4f})")
     if args.values:
-        corr = value_accuracy(args.model, args.labels, args.limit)
+        corr = value_accuracy(args.model, args.labels, args.limit, args.training_games)
         count = int(corr.pop("positions"))
         for name, value in corr.items():
-            print(f"{name:>16}: value correlation {value:.4f} ({count} held-out positions "
+            print(f"{name:>16}: value correlation {value:.4f} ({count} {split} positions "
                   "the search did not prove)")
     return 0

@@ -90,6 +90,8 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     assert set(scores) == {"patterns", "patterns_route", "network", "network_x_route",
                            "positions"}
     assert scores["positions"] == held_out(load(labels_folder)).sum()
+    seen = prior_accuracy(run / "model.dnet", labels_folder, training_games=True)
+    assert seen["positions"] == (~held_out(load(labels_folder))).sum() > 0
     rates = search_speed(run / "model.dnet", labels_folder, [1, 50], 0.02, positions=2)
     assert set(rates) == {"none", "policy_at=1", "policy_at=50"}
     assert all(rate > 0 for rate in rates.values())
@@ -116,6 +118,10 @@ def test_value_heads_learn_on_top_of_a_policy_they_start_from(labels_folder: Pat
     assert actions.shape == (25,) and -1.0 <= value <= 1.0
     corr = value_accuracy(run / "model.dnet", labels_folder)
     assert set(corr) == {"vc", "two_distance", "network", "positions"}
+    labels = load(labels_folder)
+    assert corr["positions"] == (held_out(labels) & ~labels.arrays["proven"]).sum()
+    seen = value_accuracy(run / "model.dnet", labels_folder, training_games=True)
+    assert seen["positions"] == (~held_out(labels) & ~labels.arrays["proven"]).sum()
     assert corr["positions"] > 0
     assert all(-1.0 <= corr[k] <= 1.0 for k in ("vc", "two_distance", "network"))
     assert corr["vc"] > 0.2            # the heuristic knows who leads on a 5x5 board
@@ -133,6 +139,67 @@ def test_value_heads_learn_on_top_of_a_policy_they_start_from(labels_folder: Pat
     with pytest.raises(ValueError, match="wide.dnet: not a policy network of conv 4"):
         train(labels_folder, tmp_path / "other", 1, config=PolicyConfig(
             preset="tiny_value", init=str(wide)))
+
+
+def test_the_value_weight_sets_what_the_value_heads_learn(labels_folder: Path,
+                                                          tmp_path: Path) -> None:
+    import torch
+
+    from descent.nets.arch import init_weights, policy_preset
+
+    cfg = PolicyConfig(preset="tiny_value", batch=32, lr=3e-3, value_weight=0.0)
+    metrics = train(labels_folder, tmp_path / "w0", 1, config=cfg)
+    assert metrics["test_total"] == pytest.approx(metrics["test_loss"])
+    # no gradient reaches the value heads: AdamW's decay alone moves them
+    state = torch.load(tmp_path / "w0" / "checkpoint.pt", weights_only=True)
+    steps = state["opt"]["state"][0]["step"]
+    shape = tuple(examples(load(labels_folder), np.arange(1)).x.shape[1:])
+    begun = init_weights(policy_preset("hex", "tiny_value"), shape, cfg.seed)
+    for name in ("vhead.weight", "vfc.weight", "qglobal.weight", "qhead.weight"):
+        np.testing.assert_allclose(state["net"][name].numpy(),
+                                   begun[name] * (1 - cfg.lr * cfg.weight_decay) ** float(steps),
+                                   rtol=1e-5, err_msg=name)
+    weighted = train(labels_folder, tmp_path / "w2", 1, config=PolicyConfig(
+        preset="tiny_value", batch=32, lr=3e-3, value_weight=2.0))
+    assert weighted["test_total"] > weighted["test_loss"]
+    assert json.loads((tmp_path / "w2" / "config.json").read_text())["value_weight"] == 2.0
+
+
+def test_a_narrower_network_starts_a_wider_one_computing_what_it_did(
+        labels_folder: Path, tmp_path: Path) -> None:
+    import torch
+
+    from descent.nets.arch import Architecture, init_weights, policy_preset
+    from descent.nets.modelfile import make_model, save_model
+    from descent.nets.models import module_from_weights
+    from descent.train.policy import POOLED_INPUTS, widened
+
+    narrow = Architecture("conv", 2, convs=2, fc=(8,), output="policy_value")
+    start = make_model("hex(size=5)", narrow, seed=5)
+    wide = policy_preset("hex", "tiny_value")
+    shape = tuple(examples(load(labels_folder), np.arange(1)).x.shape[1:])
+    weights = init_weights(wide, shape, 1)
+    weights |= {k: widened(v, weights[k], pooled=k in POOLED_INPUTS)
+                for k, v in start.weights.items()}
+    x = torch.from_numpy(examples(load(labels_folder), np.arange(20)).x.astype(np.float32))
+    with torch.no_grad():
+        before = module_from_weights(narrow, shape, start.weights).heads(x)
+        after = module_from_weights(wide, shape, weights).heads(x)
+    for a, b in zip(before, after, strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+    # the new channels read every channel: they learn, the old ones do not read them
+    assert np.abs(weights["convs.1.weight"][2:]).sum() > 0
+    assert not weights["convs.1.weight"][:2, 2:].any()
+    assert not weights["vfc.weight"][:, [2, 3, 6, 7]].any()
+    path = save_model(start, tmp_path / "narrow.dnet")
+    metrics = train(labels_folder, tmp_path / "run", 1, config=PolicyConfig(
+        preset="tiny_value", batch=32, init=str(path)))
+    assert metrics["epoch"] == 1
+    deeper = save_model(make_model("hex(size=5)", Architecture(
+        "conv", 2, convs=3, fc=(8,), output="policy_value"), seed=5), tmp_path / "deep.dnet")
+    with pytest.raises(ValueError, match="deep.dnet: not a policy network"):
+        train(labels_folder, tmp_path / "other", 1, config=PolicyConfig(
+            preset="tiny_value", init=str(deeper)))
 
 
 def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
