@@ -217,8 +217,9 @@ PRESETS: dict[str, dict[str, Architecture]] = {
 # about 0.4 ms a position in C on these machines (``eval/hex_policy.pyx``), evaluated once
 # at a node of enough visits; ``small``: four of 16, about six times cheaper;
 # ``policy_value``: ``policy``'s tower with the value heads (a few per cent more a pass);
-# ``policy_value_wide``: the same of 48 filters (about twice the work a pass), started
-# from a ``policy_value`` network embedded in it (``descent policy train --init``).
+# ``policy_value_wide``: the same of 48 filters (about twice the work a pass), and
+# ``policy_value_deep``: of ten convolutions (five thirds), both started from a
+# ``policy_value`` network embedded in them (``descent policy train --init``).
 # ``tiny`` and ``tiny_value``: tests only.
 POLICY_PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
@@ -229,6 +230,8 @@ POLICY_PRESETS: dict[str, dict[str, Architecture]] = {
                                      preset="policy_value"),
         "policy_value_wide": Architecture("conv", 48, convs=6, fc=(64,),
                                           output="policy_value", preset="policy_value_wide"),
+        "policy_value_deep": Architecture("conv", 32, convs=10, fc=(64,),
+                                          output="policy_value", preset="policy_value_deep"),
         "tiny_value": Architecture("conv", 4, convs=2, fc=(8,), output="policy_value",
                                    preset="tiny_value"),
     },

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,13 +87,21 @@ def leftover_temporaries(folder: Path) -> list[Path]:
     return sorted(folder.glob(NAME + ".*.tmp"))
 
 
-def run_config(run_dir: Path, cls: type[Config], config: Config | None) -> Config:
+def run_config(run_dir: Path, cls: type[Config], config: Config | None,
+               check: Callable[[Config], None] | None = None) -> Config:
     """A run folder's settings (a dataclass ``cls``): its ``config.json`` when it has one
-    (a resumed run keeps its own), else ``config`` or the defaults, written there first."""
+    (a resumed run keeps its own), else ``config`` or the defaults, written there first;
+    ``check`` (raising on settings that cannot run) sees them before they are written,
+    so that a refused run leaves no settings behind."""
     path = run_dir / "config.json"
     if path.exists():
-        return cls(**json.loads(path.read_text()))
+        kept = cls(**json.loads(path.read_text()))
+        if check is not None:
+            check(kept)
+        return kept
     chosen = config if config is not None else cls()
+    if check is not None:
+        check(chosen)
     with atomic_write(path, "w") as f:
         f.write(json.dumps(asdict(chosen), indent=1) + "\n")   # type: ignore[call-overload]
     return chosen

@@ -320,6 +320,40 @@ def widened(start: npt.NDArray[Any], fresh: npt.NDArray[Any],
     return out
 
 
+def _embeddable(start: Any, arch: Any) -> bool:
+    """Whether a run of ``arch`` can start from a policy network of ``start``: a tower of
+    the same family and width, or a conv tower no wider, no deeper and with no wider a
+    value hidden layer."""
+    if not start.is_policy or start.family != arch.family:
+        return False
+    if arch.family != "conv":
+        return bool(start.filters == arch.filters)
+    return bool(start.filters <= arch.filters and start.convs <= arch.convs
+                and all(a <= b for a, b in zip(start.fc, arch.fc, strict=False)))
+
+
+def deepened(start: dict[str, npt.NDArray[Any]], start_convs: int,
+             fresh: dict[str, npt.NDArray[Any]], convs: int) -> dict[str, npt.NDArray[Any]]:
+    """A conv tower of ``start_convs`` convolutions (``start``'s weights, embedded as
+    ``widened`` does) followed by ``convs - start_convs`` identity convolutions: after a
+    ReLU the identity keeps every value, so the deeper network begins computing what
+    ``start`` did, and its new layers learn from there."""
+    out = {k: widened(v, fresh[k], pooled=k in POOLED_INPUTS) if k in fresh else v
+           for k, v in start.items()}
+    out = {k: v for k, v in out.items() if k in fresh}
+    for layer in range(start_convs, convs):
+        weight = np.zeros_like(fresh[f"convs.{layer}.weight"])
+        for channel in range(weight.shape[0]):
+            weight[channel, channel, 1, 1] = 1.0
+        out[f"convs.{layer}.weight"] = weight
+        out[f"convs.{layer}.bias"] = np.zeros_like(fresh[f"convs.{layer}.bias"])
+    missing = set(fresh) - set(out)
+    if missing:
+        raise ValueError(f"a deeper tower from {start_convs} convolutions: no weights for "
+                         f"{sorted(missing)}")
+    return out
+
+
 def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
           config: PolicyConfig | None = None,
           log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -337,32 +371,40 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
 
     say = log or (lambda text: None)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg = run_config(run_dir, PolicyConfig, config)
     labels = load(*folders)
+    game = f"hex(size={labels.size})"
+    shape = tuple(examples(labels, np.arange(1)).x.shape[1:])
+    begun: dict[str, Any] = {}
+
+    def start_weights(chosen: PolicyConfig) -> None:
+        """The run's first weights: seeded, or (``init``) those of the tensors the two
+        networks share (the tower, the policy head and any value heads both have):
+        value heads learned on top of a policy that already knows the moves, or the
+        next generation from the last; a smaller conv network is embedded in a larger
+        one. Raises before the run's settings are written."""
+        arch = policy_preset("hex", chosen.preset)
+        weights = init_weights(arch, shape, chosen.seed)
+        if chosen.init:
+            start = load_model(chosen.init, game)
+            if not _embeddable(start.arch, arch):
+                raise ValueError(f"{chosen.init}: not a policy network of {arch.family} "
+                                 f"{arch.filters} filters (or a smaller conv one) to "
+                                 "start from")
+            if arch.family == "conv" and start.arch.convs < arch.convs:
+                weights = deepened(start.weights, start.arch.convs, weights, arch.convs)
+            else:
+                weights |= {k: widened(v, weights[k], pooled=k in POOLED_INPUTS)
+                            for k, v in start.weights.items() if k in weights
+                            and v.ndim == weights[k].ndim}
+        begun.update(arch=arch, weights=weights)
+
+    cfg = run_config(run_dir, PolicyConfig, config, check=start_weights)
+    arch, weights = begun["arch"], begun["weights"]
     test_mask = held_out(labels)
     positions = np.arange(labels.positions)
     train_set = examples(labels, positions[~test_mask])
     test_set = examples(labels, positions[test_mask])
-    game = f"hex(size={labels.size})"
-    arch = policy_preset("hex", cfg.preset)
     torch.manual_seed(cfg.seed)
-    weights = init_weights(arch, tuple(train_set.x.shape[1:]), cfg.seed)
-    if cfg.init:
-        # the tensors the two networks share (the tower, the policy head and any value
-        # heads both have): value heads learned on top of a policy that already knows
-        # the moves, or the next generation from the last; a narrower network of the
-        # same depth is embedded in a wider one
-        start = load_model(cfg.init, game)
-        if not start.arch.is_policy or start.arch.family != arch.family or not (
-                start.arch.filters == arch.filters or (
-                    start.arch.filters < arch.filters and start.arch.convs == arch.convs
-                    and start.arch.fc == arch.fc)):
-            raise ValueError(f"{cfg.init}: not a policy network of {arch.family} "
-                             f"{arch.filters} filters (or a narrower one of "
-                             f"{arch.convs} convolutions) to start from")
-        weights |= {k: widened(v, weights[k], pooled=k in POOLED_INPUTS)
-                    for k, v in start.weights.items() if k in weights
-                    and v.ndim == weights[k].ndim}
     net = module_from_weights(arch, tuple(train_set.x.shape[1:]), weights)
     assert isinstance(net, PolicyNet)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)

@@ -165,14 +165,14 @@ def test_the_value_weight_sets_what_the_value_heads_learn(labels_folder: Path,
     assert json.loads((tmp_path / "w2" / "config.json").read_text())["value_weight"] == 2.0
 
 
-def test_a_narrower_network_starts_a_wider_one_computing_what_it_did(
+def test_a_smaller_network_starts_a_larger_one_computing_what_it_did(
         labels_folder: Path, tmp_path: Path) -> None:
     import torch
 
     from descent.nets.arch import Architecture, init_weights, policy_preset
     from descent.nets.modelfile import make_model, save_model
     from descent.nets.models import module_from_weights
-    from descent.train.policy import POOLED_INPUTS, widened
+    from descent.train.policy import POOLED_INPUTS, deepened, widened
 
     narrow = Architecture("conv", 2, convs=2, fc=(8,), output="policy_value")
     start = make_model("hex(size=5)", narrow, seed=5)
@@ -187,6 +187,11 @@ def test_a_narrower_network_starts_a_wider_one_computing_what_it_did(
         after = module_from_weights(wide, shape, weights).heads(x)
     for a, b in zip(before, after, strict=True):
         assert torch.allclose(a, b, atol=1e-6)
+        # three convolutions, the third the identity
+        deep = Architecture("conv", 4, convs=3, fc=(8,), output="policy_value")
+        deeper = deepened(start.weights, 2, init_weights(deep, shape, 1), 3)
+        assert torch.allclose(module_from_weights(deep, shape, deeper).heads(x)[2],
+                              before[2], atol=1e-6)
     # the new channels read every channel: they learn, the old ones do not read them
     assert np.abs(weights["convs.1.weight"][2:]).sum() > 0
     assert not weights["convs.1.weight"][:2, 2:].any()
@@ -195,11 +200,19 @@ def test_a_narrower_network_starts_a_wider_one_computing_what_it_did(
     metrics = train(labels_folder, tmp_path / "run", 1, config=PolicyConfig(
         preset="tiny_value", batch=32, init=str(path)))
     assert metrics["epoch"] == 1
-    deeper = save_model(make_model("hex(size=5)", Architecture(
-        "conv", 2, convs=3, fc=(8,), output="policy_value"), seed=5), tmp_path / "deep.dnet")
-    with pytest.raises(ValueError, match="deep.dnet: not a policy network"):
-        train(labels_folder, tmp_path / "other", 1, config=PolicyConfig(
-            preset="tiny_value", init=str(deeper)))
+    shallow = save_model(make_model("hex(size=5)", Architecture(
+        "conv", 2, convs=1, fc=(8,), output="policy_value"), seed=5), tmp_path / "one.dnet")
+    assert train(labels_folder, tmp_path / "from_one", 1, config=PolicyConfig(
+        preset="tiny_value", batch=32, init=str(shallow)))["epoch"] == 1
+    for name, arch in (("deep", Architecture("conv", 2, convs=3, fc=(8,),
+                                             output="policy_value")),
+                       ("widefc", Architecture("conv", 2, convs=2, fc=(16,),
+                                               output="policy_value"))):
+        bigger = save_model(make_model("hex(size=5)", arch, seed=5), tmp_path / f"{name}.dnet")
+        with pytest.raises(ValueError, match=f"{name}.dnet: not a policy network"):
+            train(labels_folder, tmp_path / "other", 1, config=PolicyConfig(
+                preset="tiny_value", init=str(bigger)))
+        assert not (tmp_path / "other" / "config.json").exists()   # nothing left to resume
 
 
 def test_the_next_generation_plays_with_the_policy_and_trains_on_both(
