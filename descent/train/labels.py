@@ -6,6 +6,7 @@ keeps what it made in a folder of compressed shards with a manifest::
 
     descent labels generate data/labels/hex11 --size 11 --sims 1000 --hours 2 -j 2
     descent labels info data/labels/hex11
+    descent labels retest data/labels/hex11 --positions 400 -j 2   # how noisy a label is
 
 Each game is ``rave`` (the default Hex player: MCTS with RAVE, the pattern prior, H-search
 and inferior cells, the VC heuristic) against itself at ``--sims`` simulations a move: a

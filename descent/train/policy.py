@@ -332,25 +332,22 @@ def _embeddable(start: Any, arch: Any) -> bool:
                 and all(a <= b for a, b in zip(start.fc, arch.fc, strict=False)))
 
 
-def deepened(start: dict[str, npt.NDArray[Any]], start_convs: int,
+def embedded(start: dict[str, npt.NDArray[Any]], start_convs: int,
              fresh: dict[str, npt.NDArray[Any]], convs: int) -> dict[str, npt.NDArray[Any]]:
-    """A conv tower of ``start_convs`` convolutions (``start``'s weights, embedded as
-    ``widened`` does) followed by ``convs - start_convs`` identity convolutions: after a
-    ReLU the identity keeps every value, so the deeper network begins computing what
-    ``start`` did, and its new layers learn from there."""
-    out = {k: widened(v, fresh[k], pooled=k in POOLED_INPUTS) if k in fresh else v
-           for k, v in start.items()}
-    out = {k: v for k, v in out.items() if k in fresh}
+    """A conv network's ``fresh`` tensors with a smaller conv network's (``start``, of
+    ``start_convs`` convolutions) embedded: each of its tensors ``widened`` into the fresh
+    one, and the convolutions it lacks (up to ``convs``) the identity, which keeps every
+    value after a ReLU; so the larger network begins computing what ``start`` did (in
+    the heads ``start`` has), and its new parts learn from there."""
+    out = dict(fresh)
+    out |= {k: widened(v, fresh[k], pooled=k in POOLED_INPUTS)
+            for k, v in start.items() if k in fresh}
     for layer in range(start_convs, convs):
         weight = np.zeros_like(fresh[f"convs.{layer}.weight"])
         for channel in range(weight.shape[0]):
             weight[channel, channel, 1, 1] = 1.0
         out[f"convs.{layer}.weight"] = weight
         out[f"convs.{layer}.bias"] = np.zeros_like(fresh[f"convs.{layer}.bias"])
-    missing = set(fresh) - set(out)
-    if missing:
-        raise ValueError(f"a deeper tower from {start_convs} convolutions: no weights for "
-                         f"{sorted(missing)}")
     return out
 
 
@@ -390,12 +387,11 @@ def train(labels_folder: Path | list[Path], run_dir: Path, epochs: int, *,
                 raise ValueError(f"{chosen.init}: not a policy network of {arch.family} "
                                  f"{arch.filters} filters (or a smaller conv one) to "
                                  "start from")
-            if arch.family == "conv" and start.arch.convs < arch.convs:
-                weights = deepened(start.weights, start.arch.convs, weights, arch.convs)
+            if arch.family == "conv":
+                weights = embedded(start.weights, start.arch.convs, weights, arch.convs)
             else:
-                weights |= {k: widened(v, weights[k], pooled=k in POOLED_INPUTS)
-                            for k, v in start.weights.items() if k in weights
-                            and v.ndim == weights[k].ndim}
+                weights |= {k: v for k, v in start.weights.items()
+                            if k in weights and v.shape == weights[k].shape}
         begun.update(arch=arch, weights=weights)
 
     cfg = run_config(run_dir, PolicyConfig, config, check=start_weights)

@@ -172,7 +172,7 @@ def test_a_smaller_network_starts_a_larger_one_computing_what_it_did(
     from descent.nets.arch import Architecture, init_weights, policy_preset
     from descent.nets.modelfile import make_model, save_model
     from descent.nets.models import module_from_weights
-    from descent.train.policy import POOLED_INPUTS, deepened, widened
+    from descent.train.policy import POOLED_INPUTS, embedded, widened
 
     narrow = Architecture("conv", 2, convs=2, fc=(8,), output="policy_value")
     start = make_model("hex(size=5)", narrow, seed=5)
@@ -189,7 +189,7 @@ def test_a_smaller_network_starts_a_larger_one_computing_what_it_did(
         assert torch.allclose(a, b, atol=1e-6)
         # three convolutions, the third the identity
         deep = Architecture("conv", 4, convs=3, fc=(8,), output="policy_value")
-        deeper = deepened(start.weights, 2, init_weights(deep, shape, 1), 3)
+        deeper = embedded(start.weights, 2, init_weights(deep, shape, 1), 3)
         assert torch.allclose(module_from_weights(deep, shape, deeper).heads(x)[2],
                               before[2], atol=1e-6)
     # the new channels read every channel: they learn, the old ones do not read them
