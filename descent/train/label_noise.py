@@ -58,7 +58,9 @@ def recorded_player(folder: Path, policy: str = "") -> Player:
     kw: dict[str, Any] = {
         "size": int(game.params["size"]), "sims": int(record["sims"]),
         "branch": float(record["branch"]), "heuristic": str(record["heuristic"]),
-        "action_visits": int(record.get("action_visits", 0))}
+        "action_visits": int(record.get("action_visits", 0)),
+        "fast_sims": int(record.get("fast_sims", 0)),
+        "full_share": float(record.get("full_share", 1.0))}
     if "policy_sha256" not in record:
         if policy:
             raise ValueError(f"{folder}: its player searched without a network")

@@ -83,6 +83,10 @@ class Player:
     policy_at: int = 300
     action_visits: int = 0      # rave's virtual visits at a policy_value network's values
     spec: str = ""              # the game, when not Hex of ``size``
+    # KataGo's playout cap randomisation: a move is searched in full (and labelled) with
+    # probability full_share, else with fast_sims only (played, not labelled); 0: all full
+    fast_sims: int = 0
+    full_share: float = 1.0
 
     @property
     def game(self) -> str:
@@ -109,6 +113,8 @@ class Player:
             out |= {"policy_sha256": self.policy_sha256, "policy_at": self.policy_at}
         if self.action_visits:
             out["action_visits"] = self.action_visits
+        if self.fast_sims:
+            out |= {"fast_sims": self.fast_sims, "full_share": self.full_share}
         return out
 
     @classmethod
@@ -184,13 +190,15 @@ def player_searches(player: Player, state: Any, seeds: Sequence[int]) -> list[An
     return searches
 
 
-def player_budget(player: Player, state: Any) -> Any:
-    """One move's search of ``player``: simulations for Hex, nodes for the dice games."""
+def player_budget(player: Player, state: Any, fast: bool = False) -> Any:
+    """One move's search of ``player`` (``fast``: its fast search): simulations for Hex,
+    nodes for the dice games."""
     from descent.search_cy.search.stopper import Stopper
 
+    sims = player.fast_sims if fast else player.sims
     if state.game.name == "hex":
-        return Stopper(iterations=player.sims)
-    return Stopper(nodes=player.sims)
+        return Stopper(iterations=sims)
+    return Stopper(nodes=sims)
 
 
 def play_game(task: tuple[Player, int, int]) -> GameRecord:
@@ -215,12 +223,15 @@ def play_game(task: tuple[Player, int, int]) -> GameRecord:
             state.apply_action(roll)
             record.moves.append(roll)
             continue
-        result = search.run(state, player_budget(player, state))
-        record.add(len(record.moves), -1, result)
+        # (the draw only for a player with fast searches: the others' games stay as they were)
+        full = not player.fast_sims or rng.random() < player.full_share
+        result = search.run(state, player_budget(player, state, fast=not full))
+        if full:
+            record.add(len(record.moves), -1, result)
         if hex_game and result.resolved:   # proven: the winner is known, the rest is filling
             record.winner = 0 if result.value > 0 else 1
             break
-        if player.branch > 0.0 and rng.random() < player.branch:
+        if full and player.branch > 0.0 and rng.random() < player.branch:
             legal = state.legal_actions()
             extra = legal[rng.randrange(len(legal))]
             state.apply_action(extra)
@@ -392,9 +403,11 @@ def generate(folder: Path, player: Player, *, games: int = 0, hours: float = 0.0
     games written. Blocks."""
     if games < 0 or hours < 0 or (games == 0 and hours == 0) or jobs < 1 \
             or shard_games < 1 or stream < 0 or player.sims < 1 \
-            or not 0.0 <= player.branch <= 1.0 or not (player.spec or 2 <= player.size <= 25):
+            or not 0.0 <= player.branch <= 1.0 or not (player.spec or 2 <= player.size <= 25) \
+            or not 0 <= player.fast_sims < player.sims or not 0.0 < player.full_share <= 1.0:
         raise ValueError("labels generate needs --games or --hours, jobs and shard games "
-                         ">= 1, a stream >= 0, sims >= 1, 0 <= branch <= 1, size 2..25")
+                         ">= 1, a stream >= 0, sims >= 1, 0 <= branch <= 1, size 2..25, "
+                         "0 <= fast sims < sims, 0 < full share <= 1")
     folder.mkdir(parents=True, exist_ok=True)
     for shard in index(folder, rehash=False)["shards"]:
         if shard["player"] != player.to_json():
@@ -573,6 +586,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--policy-at", type=int, default=300, help="rave's policy_at")
     g.add_argument("--action-visits", type=int, default=0,
                    help="rave's action_visits (a policy_value network's action values)")
+    g.add_argument("--fast-sims", type=int, default=0,
+                   help="playout cap randomisation: the moves not searched in full are "
+                        "searched with this budget and not labelled (0: every move in full)")
+    g.add_argument("--full-share", type=float, default=0.25,
+                   help="with --fast-sims: the share of moves searched in full")
     g.add_argument("-j", "--jobs", type=int, default=1, help="games played at once")
     i = sub.add_parser("info", help="a labels folder's counts (rebuilds its manifest)")
     i.add_argument("folder", type=Path)
@@ -597,11 +615,13 @@ def run(args: argparse.Namespace) -> int:
     if args.labels_command == "generate":
         if args.game and args.policy:
             raise SystemExit("labels generate: --policy guides Hex of --size, not --game")
+        search: dict[str, Any] = {"sims": args.sims, "branch": args.branch}
+        if args.fast_sims:
+            search |= {"fast_sims": args.fast_sims, "full_share": args.full_share}
         player = (Player.with_policy(args.policy, args.policy_at, size=args.size,
-                                     sims=args.sims, branch=args.branch,
-                                     action_visits=args.action_visits) if args.policy
-                  else Player.for_game(args.game, sims=args.sims, branch=args.branch)
-                  if args.game else Player(size=args.size, sims=args.sims, branch=args.branch))
+                                     action_visits=args.action_visits, **search)
+                  if args.policy else Player.for_game(args.game, **search)
+                  if args.game else Player(size=args.size, **search))
         started = time.monotonic()
         written = generate(args.folder, player, games=args.games, hours=args.hours,
                            stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,

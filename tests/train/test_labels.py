@@ -30,6 +30,23 @@ def test_a_game_is_the_same_on_any_machine_and_its_labels_are_the_searchs() -> N
     assert len(first.plies) == len(first.values) == len(first.policy) > 0
 
 
+def test_fast_searches_play_moves_and_label_none_of_them(tmp_path: Path) -> None:
+    fast = Player(size=5, sims=300, branch=0.5, fast_sims=30, full_share=0.3)
+    assert fast.to_json()["fast_sims"] == 30 and "fast_sims" not in PLAYER.to_json()
+    game, again = play_game((fast, 1, 4)), play_game((fast, 1, 4))
+    assert game.moves == again.moves and game.values == again.values
+    main = [ply for ply, extra in zip(game.plies, game.extras, strict=True) if extra < 0]
+    searched = len(game.moves) - 1          # every move after the random first stone
+    assert 0 < len(main) < searched         # some moves labelled, not all
+    # the labelled positions are full searches: more visits than a fast search has
+    assert all(sum(v for _, v in p) > fast.fast_sims for p in game.policy)
+    with pytest.raises(ValueError, match="fast sims < sims"):
+        generate(tmp_path / "bad", Player(size=5, sims=100, fast_sims=100), games=1)
+    with pytest.raises(ValueError, match="full share"):
+        generate(tmp_path / "bad", Player(size=5, sims=100, fast_sims=10, full_share=0.0),
+                 games=1)
+
+
 def test_shards_read_back_as_positions_with_their_visit_distributions(tmp_path: Path) -> None:
     folder = tmp_path / "hex5"
     assert generate(folder, PLAYER, games=3, jobs=1, shard_games=2) == 3
