@@ -174,23 +174,3 @@ def retest(folder: Path, count: int, *, policy: str = "", seed: int = 1, deep: i
     return Retest(positions, labels.arrays["value"][positions].astype(np.float64),
                   values[:, 0], values[:, 1],
                   values[:, 2] if deep else np.empty(0, dtype=np.float64))
-
-
-def network_values(model: Path, labels: Labels,
-                   positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-    """A policy_value network's value of each position, player 0's view."""
-    from descent.nets.policy import load_policy
-    from descent.search_cy.games.registry import make_game
-
-    game = make_game(labels.game)
-    policy = load_policy(model, game)
-    if not policy.has_values:
-        raise ValueError(f"{model}: a move-policy network without value heads")
-    out = np.empty(len(positions), dtype=np.float64)
-    for k, p in enumerate(positions):
-        state: Any = game.new_initial_state()
-        for m in labels.moves(int(p)):
-            state.apply_action(m)
-        value = float(policy.values(state)[1])
-        out[k] = value if state.current_player() == 0 else -value
-    return out

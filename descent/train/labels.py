@@ -631,7 +631,8 @@ def run(args: argparse.Namespace) -> int:
               f"({3600.0 * written / max(elapsed, 1e-9):.0f} an hour)")
         return 0
     if args.labels_command == "retest":
-        from descent.train.label_noise import network_values, retest
+        from descent.train.label_noise import retest
+        from descent.train.policy import network_values
 
         result = retest(args.folder, args.positions, policy=args.policy, seed=args.seed,
                         deep=args.deep, jobs=args.jobs)

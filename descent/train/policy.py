@@ -548,6 +548,7 @@ def value_accuracy(model_path: Path | None, labels_folder: Path,
     heuristics = {name: heuristic_for(game, name) for name in names[:2]}
     got: dict[str, list[float]] = {name: [] for name in names}
     want: list[float] = []
+    kept: list[int] = []
     for p in positions:
         state = game.new_initial_state()
         for m in labels.moves(int(p)):
@@ -558,13 +559,33 @@ def value_accuracy(model_path: Path | None, labels_folder: Path,
         want.append(float(a["value"][p]))
         for name, evaluator in heuristics.items():
             got[name].append(float(evaluator.evaluate([state])[0]))
-        if "network" in got:
-            assert policy is not None
-            value = policy.values(state)[1]
-            got["network"].append(value if state.current_player() == 0 else -value)
+        kept.append(int(p))
+    if "network" in got:
+        assert model_path is not None
+        got["network"] = list(network_values(model_path, labels, np.asarray(kept)))
     target = np.asarray(want)
     return {name: correlation(np.asarray(v), target) for name, v in got.items()} | {
         "positions": float(len(target))}
+
+
+def network_values(model: Path, labels: Labels,
+                   positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """A policy_value network's value of each position, player 0's view."""
+    from descent.nets.policy import load_policy
+    from descent.search_cy.games.registry import make_game
+
+    game = make_game(labels.game)
+    policy = load_policy(model, game)
+    if not policy.has_values:
+        raise ValueError(f"{model}: a move-policy network without value heads")
+    out = np.empty(len(positions), dtype=np.float64)
+    for k, p in enumerate(positions):
+        state: Any = game.new_initial_state()
+        for m in labels.moves(int(p)):
+            state.apply_action(m)
+        value = float(policy.values(state)[1])
+        out[k] = value if state.current_player() == 0 else -value
+    return out
 
 
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],

@@ -14,11 +14,11 @@ from descent.stats import correlation
 from descent.train.label_noise import (
     Retest,
     chosen_positions,
-    network_values,
     recorded_player,
     retest,
 )
 from descent.train.labels import Player, generate, load, player_budget, player_searches
+from descent.train.policy import network_values
 
 
 @pytest.fixture(scope="module")
