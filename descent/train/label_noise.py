@@ -129,36 +129,41 @@ def chosen_positions(labels: Labels, count: int, seed: int) -> npt.NDArray[np.in
 def _search(task: tuple[Player, list[list[int]], int, int]) -> list[tuple[float, ...]]:
     """Each position's (moves from the empty board) two fresh searches' values, and the
     deep search's when ``deep`` is not 0."""
+    from descent.nets.policy import load_policy
     from descent.search_cy.games.registry import make_game
 
     player, paths, seed, deep = task
     game = make_game(player.game)
     deeper = replace(player, sims=deep)
+    policy = load_policy(player.policy, game) if player.policy else None   # once a task
     out = []
     for k, moves in enumerate(paths):
         state = game.new_initial_state()
         for m in moves:
             state.apply_action(m)
         # fresh searches a position: no tree carried over from the one before
-        first, second = player_searches(player, state, [seed + 3 * k, seed + 3 * k + 1])
+        first, second = player_searches(player, state, [seed + 3 * k, seed + 3 * k + 1],
+                                        policy)
         values = [float(first.run(state, player_budget(player, state)).value),
                   float(second.run(state, player_budget(player, state)).value)]
         if deep:
-            (search,) = player_searches(deeper, state, [seed + 3 * k + 2])
+            (search,) = player_searches(deeper, state, [seed + 3 * k + 2], policy)
             values.append(float(search.run(state, player_budget(deeper, state)).value))
         out.append(tuple(values))
     return out
 
 
 def retest(folder: Path, count: int, *, policy: str = "", seed: int = 1, deep: int = 0,
-           jobs: int = 1) -> Retest:
+           jobs: int = 1, labels: Labels | None = None) -> Retest:
     """Searches ``count`` held-out unproven positions of ``folder`` twice afresh with the
     labels' player, and once with ``deep`` simulations when it is not 0 (``jobs``
-    processes; deterministic by ``seed`` at any ``jobs``)."""
+    processes; deterministic by ``seed`` at any ``jobs``). ``labels``: the folder's, when
+    the caller loaded them already."""
     if deep < 0:
         raise ValueError(f"deep simulations {deep} < 0")
     player = recorded_player(folder, policy)
-    labels = load(folder)
+    if labels is None:
+        labels = load(folder)
     positions = chosen_positions(labels, count, seed)
     paths = [labels.moves(int(p)) for p in positions]
     chunks = max(1, min(len(paths), 4 * jobs))

@@ -170,9 +170,11 @@ def game_seed(stream: int, index: int) -> int:
     return stream * STREAM_STRIDE + index
 
 
-def player_searches(player: Player, state: Any, seeds: Sequence[int]) -> list[Any]:
+def player_searches(player: Player, state: Any, seeds: Sequence[int],
+                    policy: Any = None) -> list[Any]:
     """The searches of ``player`` on the game of ``state``, one a seed (its heuristic, and
-    for a policy player its network, loaded once, at its threshold)."""
+    for a policy player its network at its threshold: ``policy`` when the caller loaded
+    it already, else loaded once here)."""
     from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.search.api import SearchParams, make_search
 
@@ -180,9 +182,10 @@ def player_searches(player: Player, state: Any, seeds: Sequence[int]) -> list[An
     searches = [make_search(player.search, evaluator, SearchParams(seed=seed, hash_mb=64))
                 for seed in seeds]
     if player.policy:
-        from descent.nets.policy import load_policy
+        if policy is None:
+            from descent.nets.policy import load_policy
 
-        policy = load_policy(player.policy, state)
+            policy = load_policy(player.policy, state)
         for runner in searches:
             impl: Any = runner.impl
             impl.policy, impl.policy_at = policy, player.policy_at
@@ -634,9 +637,10 @@ def run(args: argparse.Namespace) -> int:
         from descent.train.label_noise import retest
         from descent.train.policy import network_values
 
+        labels = load(args.folder)
         result = retest(args.folder, args.positions, policy=args.policy, seed=args.seed,
-                        deep=args.deep, jobs=args.jobs)
-        predictor = (network_values(args.network, load(args.folder), result.positions)
+                        deep=args.deep, jobs=args.jobs, labels=labels)
+        predictor = (network_values(args.network, labels, result.positions)
                      if args.network else None)
         for name, value in result.summary(predictor).items():
             print(f"{name:>24}: {value:.4f}")

@@ -81,6 +81,9 @@ def test_a_retest_is_the_players_fresh_searches_by_seed_at_any_jobs(
     assert not np.array_equal(one.first, one.second)     # two seeds, two searches
     other = retest(folder, 4, policy=str(model), seed=6)
     assert len(other.deep) == 0 and "label_vs_deep" not in other.summary()
+    given = retest(folder, 4, policy=str(model), seed=6, labels=labels)   # loaded once
+    assert np.array_equal(given.label, other.label) and np.array_equal(given.first,
+                                                                        other.first)
     summary = one.summary(network_values(model, labels, one.positions))
     assert summary["positions"] == 4 and -1.0 <= summary["predictor_vs_deep"] <= 1.0
     with pytest.raises(ValueError, match="held-out unproven positions"):
