@@ -17,6 +17,11 @@ Two families from the Descent papers' protocols, and one for speed:
   (search_cy/games/dicechess_nnue.h); ``fc[1:]`` the head's hidden widths over both views'
   clamped sums and 11 context inputs (the die, castling rights, en passant). Its ``ft``
   weights are whole multiples of 1/1024 (``quantise_nnue``), so the kept sums are exact.
+  The same family reads Hex's encoding (3, n + 2, n + 2): each view (the side to move's
+  first, each in its own canonical frame) sets one feature a cell, its stone, the
+  opponent's, or an empty cell's six neighbours at its distances from the edges
+  (``hex_nnue_features``; search_cy/eval/hex_nnue.h), and the head reads both views'
+  sums without context.
 
 An ``mlp`` or ``nnue`` with ``base="heuristic"`` corrects the game's C heuristic ``h``
 (for the side to move) rather than giving a value of its own: the output is
@@ -58,6 +63,8 @@ NNUE_FEATURES = 768          # 2 colours x 6 piece types x 64 squares, a view
 NNUE_CONTEXT = 11            # the die (6), castling rights (4), en passant (1)
 NNUE_Q = 1024                # ft weights are whole multiples of 1 / NNUE_Q
 NNUE_INPUT = (24, 8, 8)      # the dice-chess encoding it reads (nets/encoding.py)
+HEX_NNUE_PATTERNS = 729      # an empty cell's six neighbours, each empty, ours or theirs
+HEX_NNUE_LINES = 36          # its distances (0 to 5 or more) to each pair of edges
 OUTPUTS = ("tanh", "linear", "policy", "policy_value")
 BASES = ("", "heuristic")    # what a network's output is added to: nothing, the C heuristic
 BASE_CLIP = 0.99             # the heuristic's value is clipped to this before its atanh
@@ -179,7 +186,9 @@ def nnue(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
 # ``nnue_small``: half the sums, 1.2 times. ``hybrid`` (dice chess): ``nnue_tiny``'s sizes
 # as a correction to the C heuristic (a leaf costs the heuristic and a head of 43 inputs);
 # ``hybrid_small``: ``nnue_small``'s. ``hybrid`` (EinStein): a small mlp correcting it.
-# ``tiny``: tests only.
+# ``nnue`` (Hex): 128 sums a view over the stones and the empty cells' patterns, a head of
+# two layers of 32 (the sums refreshed a value); ``nnue_tiny`` (Hex) and ``tiny``: tests
+# only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "paper": resnet(83, 4, (74,), "paper"),
@@ -187,6 +196,8 @@ PRESETS: dict[str, dict[str, Architecture]] = {
         "fast": plain(16, 3, (32,), "fast"),
         "mlp": mlp((128, 32), "mlp"),
         "mlp_wide": mlp((512, 64), "mlp_wide"),
+        "nnue": nnue((128, 32, 32), "nnue"),
+        "nnue_tiny": nnue((16, 8), "nnue_tiny"),
         "tiny": resnet(8, 1, (16,), "tiny"),
     },
     "einstein": {
@@ -276,12 +287,10 @@ def _network_shapes(arch: Architecture,
     f = arch.filters
     shapes: dict[str, tuple[int, ...]] = {}
     if arch.family == "nnue":
-        if tuple(input_shape) != NNUE_INPUT:
-            raise ValueError(f"an nnue reads dice chess's {NNUE_INPUT} encoding, not "
-                             f"{tuple(input_shape)}")
-        shapes["ft.weight"] = (arch.fc[0], NNUE_FEATURES)
+        features, context = nnue_inputs(input_shape)
+        shapes["ft.weight"] = (arch.fc[0], features)
         shapes["ft.bias"] = (arch.fc[0],)
-        return _dense(shapes, 2 * arch.fc[0] + NNUE_CONTEXT, arch.fc[1:])
+        return _dense(shapes, 2 * arch.fc[0] + context, arch.fc[1:])
     if arch.family == "resnet":
         shapes["stem.weight"] = (f, planes, 3, 3)
         shapes["stem.bias"] = (f,)
@@ -310,6 +319,29 @@ def _network_shapes(arch: Architecture,
             shapes["vhead.bias"] = (1,)
         return shapes
     return _dense(shapes, (planes if arch.family == "mlp" else f) * height * width, arch.fc)
+
+
+def hex_nnue_features(size: int) -> int:
+    """Features of one view of a Hex nnue at board size ``size``: a stone of each colour
+    a cell, and the patterns of an empty cell by its distances from the edges."""
+    return 2 * size * size + HEX_NNUE_LINES * HEX_NNUE_PATTERNS
+
+
+def is_hex_encoding(input_shape: tuple[int, ...]) -> bool:
+    """Whether ``input_shape`` is Hex's encoding: 3 planes of (n + 2) x (n + 2)."""
+    return len(input_shape) == 3 and input_shape[0] == 3 and input_shape[1] == input_shape[2] \
+        and input_shape[1] >= 3
+
+
+def nnue_inputs(input_shape: tuple[int, ...]) -> tuple[int, int]:
+    """(features a view, context inputs) of an nnue reading ``input_shape``: dice chess's
+    encoding or Hex's."""
+    if tuple(input_shape) == NNUE_INPUT:
+        return NNUE_FEATURES, NNUE_CONTEXT
+    if is_hex_encoding(input_shape):
+        return hex_nnue_features(input_shape[1] - 2), 0
+    raise ValueError(f"an nnue reads dice chess's {NNUE_INPUT} encoding or Hex's (3, n + 2, "
+                     f"n + 2), not {tuple(input_shape)}")
 
 
 def _dense(shapes: dict[str, tuple[int, ...]], width_in: int,
@@ -356,8 +388,10 @@ def init_weights(arch: Architecture, input_shape: tuple[int, int, int], seed: in
         fan_in = int(np.prod(shape[1:]))
         std = np.sqrt(2.0 / fan_in)
         if name == "ft.weight":
-            # about 32 of the 768 inputs are set: sums of spread about 0.5, in the clamp
-            std = 0.5 / np.sqrt(32.0)
+            # sums of spread about 0.5, in the clamp: about 32 of dice chess's 768 inputs
+            # are set, one a cell of Hex's
+            active = 32.0 if tuple(input_shape) == NNUE_INPUT else float(input_shape[1] - 2) ** 2
+            std = 0.5 / np.sqrt(active)
         elif name.endswith("conv2.weight"):
             std *= 0.5 / np.sqrt(blocks)
         elif name.endswith("head.weight") or name == "qglobal.weight":   # the outputs

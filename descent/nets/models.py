@@ -17,11 +17,14 @@ from torch import Tensor, nn
 
 from descent.nets.arch import (
     BASE_CLIP,
+    HEX_NNUE_PATTERNS,
     NNUE_CONTEXT,
     NNUE_FEATURES,
     Architecture,
     Weights,
+    hex_nnue_features,
     init_weights,
+    is_hex_encoding,
     quantise_nnue,
     weight_shapes,
 )
@@ -75,7 +78,8 @@ class _Scale(nn.Module):
         self.scale = nn.Parameter(torch.ones(1))
 
 
-def _on_base(net: ValueNet | NNUENet, out: Tensor, base: Tensor | None) -> Tensor:
+def _on_base(net: ValueNet | NNUENet | HexNNUENet, out: Tensor,
+             base: Tensor | None) -> Tensor:
     """The raw output ``out`` added to the base's atanh where the architecture has a base
     (nets/arch.py): ``base`` holds the C heuristic's values for the side to move."""
     if not net.arch.base:
@@ -161,6 +165,74 @@ class NNUENet(nn.Module):
         return torch.tanh(out) if self.tanh else out
 
 
+class HexNNUENet(nn.Module):
+    """The ``nnue`` family over Hex's input planes (3, n + 2, n + 2): the function the
+    native evaluator computes (search_cy/eval/hex_nnue_eval.pyx), its features as
+    search_cy/eval/hex_nnue.h lists them.
+
+    Black's view reads the stone planes as they are, White's transposed with the colours
+    exchanged (the padding's edges follow: the viewer's edges are always the top and
+    bottom rows); the side to move's view comes first. An empty cell's pattern is a 3x3
+    convolution of the view's states (0 empty, 1 the viewer's, 2 the opponent's) with the
+    base-3 place value of each of its six neighbours."""
+
+    cells: Tensor           # buffers: each cell's index, the first pattern feature of its
+    pattern_base: Tensor    # line, the base-3 place values of the neighbourhood
+    digits: Tensor
+
+    def __init__(self, arch: Architecture, input_shape: tuple[int, int, int]) -> None:
+        super().__init__()
+        weight_shapes(arch, input_shape)          # checks the input shape
+        self.arch = arch
+        self.input_shape = input_shape
+        n = input_shape[1] - 2
+        self.ft = nn.Linear(hex_nnue_features(n), arch.fc[0])
+        widths = [2 * arch.fc[0], *arch.fc[1:]]
+        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
+                                                                  strict=False))
+        self.head = nn.Linear(widths[-1], 1)
+        self.tanh = arch.output == "tanh"
+        if arch.base:
+            self.base = _Scale()
+        cells = torch.arange(n * n)
+        r, c = cells // n, cells % n
+        line = (torch.clamp(torch.minimum(r, n - 1 - r), max=5) * 6
+                + torch.clamp(torch.minimum(c, n - 1 - c), max=5))
+        # constants, not weights: left out of the state dict
+        self.register_buffer("cells", cells, persistent=False)
+        self.register_buffer("pattern_base", 2 * n * n + line * HEX_NNUE_PATTERNS,
+                             persistent=False)
+        digits = torch.zeros(1, 1, 3, 3)
+        for k, (dr, dc) in enumerate(((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0))):
+            digits[0, 0, dr + 1, dc + 1] = 3.0 ** k
+        self.register_buffer("digits", digits, persistent=False)
+
+    def _view(self, own: Tensor, opp: Tensor) -> Tensor:
+        """The sums (batch, width) of the view whose stones are ``own`` and the
+        opponent's ``opp`` (padded planes, the viewer's edges on the top and bottom)."""
+        n2 = self.cells.shape[0]
+        states = (own + 2.0 * opp).unsqueeze(1)
+        pattern = torch.round(torch.nn.functional.conv2d(states, self.digits)).flatten(1)
+        mine = own[:, 1:-1, 1:-1].flatten(1) > 0.5
+        theirs = opp[:, 1:-1, 1:-1].flatten(1) > 0.5
+        index = torch.where(mine, self.cells, torch.where(
+            theirs, n2 + self.cells, self.pattern_base + pattern.long()))
+        rows = torch.nn.functional.embedding(index, self.ft.weight.t())
+        return rows.sum(1) + self.ft.bias
+
+    def forward(self, x: Tensor, base: Tensor | None = None) -> Tensor:
+        black = self._view(x[:, 0], x[:, 1])
+        white = self._view(x[:, 1].transpose(1, 2), x[:, 0].transpose(1, 2))
+        black_moves = x[:, 2, 0, 0:1] > 0.5
+        us = torch.where(black_moves, black, white)
+        them = torch.where(black_moves, white, black)
+        h = torch.clamp(torch.cat([us, them], 1), 0.0, 1.0)
+        for layer in self.fc:
+            h = torch.relu(layer(h))
+        out = _on_base(self, self.head(h).reshape(-1), base)
+        return torch.tanh(out) if self.tanh else out
+
+
 class PolicyNet(_Tower):
     """A move-policy network (output ``policy`` or ``policy_value``): forward returns the
     logits of the cells inside the input's one-cell border, shape (batch, (H - 2) *
@@ -198,17 +270,18 @@ class PolicyNet(_Tower):
         return logits, torch.tanh(q), torch.tanh(v)
 
 
-Module = ValueNet | PolicyNet | NNUENet
+Module = ValueNet | PolicyNet | NNUENet | HexNNUENet
 
 
 def module_from_weights(arch: Architecture, input_shape: tuple[int, int, int],
                         weights: Weights | None = None, seed: int = 0) -> Module:
-    """The module of ``arch`` (a ValueNet, an NNUENet for the nnue family, or a
-    PolicyNet for the policy output) holding ``weights`` (or the seeded initial weights
+    """The module of ``arch`` (a ValueNet, an NNUENet or HexNNUENet for the nnue family,
+    or a PolicyNet for the policy output) holding ``weights`` (or the seeded initial weights
     of nets/arch.py)."""
     net: Module = (PolicyNet(arch, input_shape) if arch.is_policy
-                   else NNUENet(arch, input_shape) if arch.family == "nnue"
-                   else ValueNet(arch, input_shape))
+                   else ValueNet(arch, input_shape) if arch.family != "nnue"
+                   else HexNNUENet(arch, input_shape) if is_hex_encoding(input_shape)
+                   else NNUENet(arch, input_shape))
     if weights is None:
         weights = init_weights(arch, input_shape, seed)
     state = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}

@@ -36,6 +36,9 @@ OPSET = 17
 
 
 def _graphable(model: LoadedModel) -> None:
+    if model.arch.family == "nnue" and model.game.name == "hex":
+        raise ValueError(f"{model.name} is a Hex nnue: its feature lookup has no ONNX graph "
+                         f"here, the native and torch backends run it")
     if model.arch.base:
         raise ValueError(f"{model.name} corrects the C heuristic (base "
                          f"{model.arch.base!r}): no graph of planes computes it, the "

@@ -94,7 +94,8 @@ def test_bad_architectures_are_refused(kwargs: dict[str, object], message: str) 
 
 
 def test_unknown_presets_name_what_exists() -> None:
-    with pytest.raises(ValueError, match="known: paper, cpu, fast, mlp, mlp_wide, tiny"):
+    with pytest.raises(ValueError,
+                       match="known: paper, cpu, fast, mlp, mlp_wide, nnue, nnue_tiny, tiny"):
         preset("hex", "huge")
     with pytest.raises(ValueError, match="no network presets"):
         preset("chess", "cpu")

@@ -23,6 +23,7 @@ from descent.nets.encoding import TO_MOVE_PLANE
 from descent.nets.modelfile import LoadedModel
 from descent.search_cy.eval.based_eval import BasedEvaluator
 from descent.search_cy.eval.heuristics import heuristic_for
+from descent.search_cy.eval.hex_nnue_eval import HexNNUEEvaluator
 from descent.search_cy.eval.mlp_eval import MLPEvaluator
 from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.state import GameState
@@ -49,7 +50,8 @@ def mlp_layers(model: LoadedModel) -> list[tuple[Any, Any]]:
 
 
 def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0,
-                     list_form: bool = True) -> MLPEvaluator | NNUEEvaluator | BasedEvaluator:
+                     list_form: bool = True
+                     ) -> MLPEvaluator | NNUEEvaluator | HexNNUEEvaluator | BasedEvaluator:
     """The C evaluator of ``model`` for searches on states like ``prototype``
     (``list_form=False``: an mlp reads the planes even where the game has a list form; an
     nnue reads neither: its first layer is the position's accumulator). A model with a
@@ -65,14 +67,19 @@ def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0
                             "hi": RAW_BOUND} if based else
                            {"tanh_output": model.arch.output == "tanh", "scale": spec.scale,
                             "lo": spec.lo, "hi": spec.hi})
-    network: MLPEvaluator | NNUEEvaluator
+    network: MLPEvaluator | NNUEEvaluator | HexNNUEEvaluator
     if model.arch.family == "nnue":
         if spec.view != "side_to_move" or symmetry:
             raise ValueError(f"native: {model.name} is an nnue, which speaks for the side "
                              f"to move in the board's own frame (no symmetry)")
         try:
-            network = NNUEEvaluator(model.weights["ft.weight"], model.weights["ft.bias"],
-                                    layers, **out)
+            if model.game.name == "hex":
+                network = HexNNUEEvaluator(model.weights["ft.weight"],
+                                           model.weights["ft.bias"], layers,
+                                           size=int(model.input_shape[1]) - 2, **out)
+            else:
+                network = NNUEEvaluator(model.weights["ft.weight"],
+                                        model.weights["ft.bias"], layers, **out)
         except ValueError as exc:
             raise ValueError(f"native: {model.name}: {exc}") from None
     else:

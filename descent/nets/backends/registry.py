@@ -57,9 +57,12 @@ def probe(name: str) -> tuple[bool, str]:
 def runs_model(name: str, model: LoadedModel) -> bool:
     """Whether backend ``name`` computes ``model``'s architecture at all (the native
     backend runs the mlp and nnue families only; the others every family, but not a
-    network on the C heuristic, whose planes do not carry the heuristic's value)."""
+    network on the C heuristic, whose planes do not carry the heuristic's value; a Hex
+    nnue, whose feature lookup has no ONNX graph, runs on the native and torch backends)."""
     if model.arch.base:
         return name == "native"
+    if model.arch.family == "nnue" and model.game.name == "hex":
+        return name in ("native", "torch")
     return name != "native" or model.arch.family in ("mlp", "nnue")
 
 

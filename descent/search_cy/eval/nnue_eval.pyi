@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
 
-from descent.search_cy.eval.evaluator import HeuristicEvaluator
+from descent.search_cy.eval.nnue_head import NNUEHead
 from descent.search_cy.games.state import GameState
 
 FEATURES: int
@@ -16,15 +16,11 @@ CONTEXT: int
 PLANES: dict[str, int]
 
 @disjoint_base
-class NNUEEvaluator(HeuristicEvaluator):
-    tanh_output: bool
-    scale: float
+class NNUEEvaluator(NNUEHead):
     def __init__(self, ft_weight: npt.ArrayLike, ft_bias: npt.ArrayLike,
                  layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *, tanh_output: bool,
                  scale: float = ..., lo: float = ..., hi: float = ...) -> None: ...
     def spawn(self) -> NNUEEvaluator: ...
-    @property
-    def widths_(self) -> tuple[int, ...]: ...
     def check_state(self, s: GameState) -> None: ...
     def accumulator(self, s: GameState, fresh: bool = ...) -> npt.NDArray[np.int32]: ...
     def value(self, s: GameState) -> float: ...

@@ -19,16 +19,9 @@ context) added without a multiplication, the zeros skipped, 16 outputs a pass in
 registers.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, calloc
 from libc.string cimport memset
 from libc.math cimport tanh
-
-cdef extern from "mlp_kernel.h":
-    enum: DESCENT_MLP_CHUNK
-    float* descent_mlp_zeros(size_t n) noexcept nogil
-    void descent_mlp_chunk(const float* bias, const float* const* rows1, int n1,
-                           const float* const* rows, const float* vals, int n, int off,
-                           float* out) noexcept nogil
 
 import numpy as np
 
@@ -36,11 +29,10 @@ from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.dicechess_board cimport (
     DiceChessBoard, dc_nnue, dc_nnue_release, dc_nnue_refresh, DC_NNUE_FEATURES,
     DC_NNUE_MAX_WIDTH, DC_NNUE_Q)
-from descent.search_cy.eval.evaluator cimport HeuristicEvaluator
+from descent.search_cy.eval.nnue_head cimport NNUEHead
 
 cdef enum:
     N_CTX = 11                        # die 6, castling 4, en passant 1
-    MAX_LAYERS = 6
     # the encoding's planes after the twelve of pieces (nets/encoding.py's DICECHESS_PLANES)
     P_TO_MOVE = 12
     P_CASTLING = 13
@@ -60,7 +52,24 @@ cdef inline int _movers_first(int castle, int side) noexcept nogil:
     return (castle >> 2) | ((castle & 3) << 2) if side == 1 else castle
 
 
-cdef class NNUEEvaluator(HeuristicEvaluator):
+cdef inline int _context(int* out, int die, int castle, bint ep) noexcept nogil:
+    """The head's context inputs at 1 (indices past the two views): the die, the castling
+    bits (the mover's first), en passant; their count."""
+    cdef int n = 0, i
+    if die:
+        out[n] = die - 1
+        n += 1
+    for i in range(4):
+        if castle >> i & 1:
+            out[n] = 6 + i
+            n += 1
+    if ep:
+        out[n] = 10
+        n += 1
+    return n
+
+
+cdef class NNUEEvaluator(NNUEHead):
     """Values dice-chess states with an NNUE (player 0's view, within [lo, hi]).
 
     ``ft_weight`` (width, 768) and ``ft_bias`` (width,) are the feature transformer, in
@@ -72,32 +81,15 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
     """
 
     cdef dc_nnue* net
-    cdef int width, n_layers
-    cdef int widths[MAX_LAYERS + 1]
-    cdef int stride[MAX_LAYERS]        # widths[k + 1] rounded up to DESCENT_MLP_CHUNK
-    cdef float* wt[MAX_LAYERS]         # layer k transposed: widths[k] rows of stride[k]
-    cdef float* b[MAX_LAYERS]          # stride[k], zero padded
-    cdef const float** rows1           # scratch: a layer's inputs at 1, as weight rows
-    cdef const float** rows            # ... its other nonzero inputs
-    cdef float* vals                   # ... and their values
-    cdef float* h
     cdef int32_t acc[2 * DC_NNUE_MAX_WIDTH]   # forward()'s accumulator
-    cdef readonly bint tanh_output
-    cdef readonly double scale
-    cdef object ft_weight, ft_bias, layers     # for spawn
+    cdef object ft_weight, ft_bias             # for spawn
 
     def __cinit__(self, *args, **kwargs):
         self.net = NULL
-        self.n_layers = 0
-        self.rows1 = self.rows = NULL
-        self.vals = self.h = NULL
 
     def __init__(self, ft_weight, ft_bias, layers, *, bint tanh_output, double scale=1.0,
                  double lo=-1.0, double hi=1.0):
-        cdef int k, i, j, width
-        cdef float[:, ::1] wv
-        if not lo < hi:
-            raise ValueError("bounds need lo < hi")
+        cdef int i, j, width
         ftw = np.asarray(ft_weight, dtype=np.float64)
         ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
         if ftw.ndim != 2 or ftw.shape[1] != DC_NNUE_FEATURES or ftb.shape[0] != ftw.shape[0]:
@@ -113,25 +105,9 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                     or np.abs(q).max(initial=0) > 32767:
                 raise ValueError(f"feature transformer {name}: not whole multiples of "
                                  f"1/{DC_NNUE_Q} within int16's range (quantise_nnue)")
-        layers = [(np.ascontiguousarray(w, dtype=np.float32),
-                   np.ascontiguousarray(bb, dtype=np.float32).reshape(-1)) for w, bb in layers]
-        if not 1 <= len(layers) <= MAX_LAYERS:
-            raise ValueError(f"an NNUE head has 1 to {MAX_LAYERS} layers, got {len(layers)}")
-        n = 2 * width + N_CTX
-        for k, (w, bb) in enumerate(layers):
-            if w.ndim != 2 or w.shape[1] != n or bb.shape[0] != w.shape[0]:
-                raise ValueError(f"head layer {k}: weight {tuple(w.shape)} and bias "
-                                 f"{tuple(bb.shape)} do not take {n} inputs")
-            if not (np.isfinite(w).all() and np.isfinite(bb).all()):
-                raise ValueError(f"head layer {k}: weights are not all finite")
-            n = w.shape[0]
-        if n != 1:
-            raise ValueError(f"the last layer has {n} outputs, a value network has 1")
-        self.lo, self.hi = lo, hi
-        self.tanh_output = tanh_output
-        self.scale = scale
-        self.ft_weight, self.ft_bias, self.layers = ftw, ftb, layers
-        self.width = width
+        self._setup_head(width, N_CTX, layers, tanh_output=tanh_output, scale=scale, lo=lo,
+                         hi=hi)
+        self.ft_weight, self.ft_bias = ftw, ftb
         self.net = <dc_nnue*>calloc(1, sizeof(dc_nnue))
         if self.net == NULL:
             raise MemoryError()
@@ -148,40 +124,8 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                 self.net.ft[i * width + j] = qt[i, j]
         for j in range(width):
             self.net.bias[j] = qbv[j]
-        self.n_layers = len(layers)
-        self.widths[0] = 2 * width + N_CTX
-        widest = self.widths[0]
-        for k, (w, bb) in enumerate(layers):
-            self.widths[k + 1] = w.shape[0]
-            self.stride[k] = ((w.shape[0] + DESCENT_MLP_CHUNK - 1) // DESCENT_MLP_CHUNK
-                              * DESCENT_MLP_CHUNK)
-            widest = max(widest, self.stride[k])
-            self.wt[k] = descent_mlp_zeros(w.shape[1] * self.stride[k])
-            self.b[k] = descent_mlp_zeros(self.stride[k])
-            if self.wt[k] == NULL or self.b[k] == NULL:
-                raise MemoryError()
-            wv = np.ascontiguousarray(w.T)
-            for i in range(w.shape[1]):
-                for j in range(w.shape[0]):
-                    self.wt[k][i * self.stride[k] + j] = wv[i, j]
-            for j in range(w.shape[0]):
-                self.b[k][j] = bb[j]
-        self.rows1 = <const float**>malloc(widest * sizeof(float*))
-        self.rows = <const float**>malloc(widest * sizeof(float*))
-        self.vals = <float*>malloc(widest * sizeof(float))
-        self.h = descent_mlp_zeros(widest)
-        if self.rows1 == NULL or self.rows == NULL or self.vals == NULL or self.h == NULL:
-            raise MemoryError()
 
     def __dealloc__(self):
-        cdef int k
-        for k in range(self.n_layers):
-            free(self.wt[k])
-            free(self.b[k])
-        free(self.rows1)
-        free(self.rows)
-        free(self.vals)
-        free(self.h)
         dc_nnue_release(self.net)
 
     def spawn(self):
@@ -191,81 +135,18 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                              tanh_output=self.tanh_output, scale=self.scale, lo=self.lo,
                              hi=self.hi)
 
-    @property
-    def widths_(self) -> tuple:
-        """(accumulator width, head inputs, head widths..., 1)."""
-        return (self.width,) + tuple(self.widths[k] for k in range(self.n_layers + 1))
-
-    cdef double _head(self, const int32_t* us, const int32_t* them, int die, int castle,
-                      bint ep) noexcept nogil:
-        """The raw output (before tanh) from both views' accumulators and the context
-        (castle: the mover's king/queen side in bits 0/1, the opponent's in 2/3)."""
-        cdef int n1 = 0, n = 0, i, j, k, width = self.width, stride = self.stride[0]
-        cdef float v
-        cdef const float* w = self.wt[0]
-        cdef const int32_t* a
-        cdef float inv_q = 1.0 / DC_NNUE_Q
-        cdef const float* row
-        cdef int32_t q
-        for k in range(2):
-            # compacted without a branch per unit (the mlp kernel's way): a unit clamped
-            # to 1 adds its row alone, one in (0, 1) its row times its value, 0 nothing
-            a = us if k == 0 else them
-            for i in range(width):
-                q = a[i]
-                row = w + (k * width + i) * stride
-                self.rows1[n1] = row
-                n1 += q >= DC_NNUE_Q
-                self.rows[n] = row
-                self.vals[n] = q * inv_q
-                n += (q > 0) & (q < DC_NNUE_Q)
-        if die:
-            self.rows1[n1] = w + (2 * width + die - 1) * stride
-            n1 += 1
-        for i in range(4):
-            if castle >> i & 1:
-                self.rows1[n1] = w + (2 * width + 6 + i) * stride
-                n1 += 1
-        if ep:
-            self.rows1[n1] = w + (2 * width + 10) * stride
-            n1 += 1
-        k = 0
-        while True:
-            j = 0
-            while j < self.widths[k + 1]:
-                descent_mlp_chunk(self.b[k] + j, self.rows1, n1, self.rows, self.vals, n, j,
-                                  self.h + j)
-                j += DESCENT_MLP_CHUNK
-            if k + 1 == self.n_layers:
-                return self.h[0]
-            n1 = n = 0
-            for j in range(self.widths[k + 1]):   # the next layer's nonzero inputs
-                self.rows[n] = self.wt[k + 1] + j * self.stride[k + 1]
-                self.vals[n] = self.h[j]
-                n += self.h[j] > 0.0
-            k += 1
-
-    cdef inline double _finish(self, double raw, int side) noexcept nogil:
-        cdef double v = (tanh(raw) if self.tanh_output else raw) * self.scale
-        if side == 1:
-            v = -v
-        if v < self.lo:
-            return self.lo
-        if v > self.hi:
-            return self.hi
-        return v
-
     cdef double c_heuristic(self, GameState s) noexcept nogil:
         return self._value(<DiceChessBoard>s)
 
     cdef double _value(self, DiceChessBoard b) noexcept nogil:
-        cdef int side = b.side, castle = b.castling
+        cdef int side = b.side
+        cdef int context[N_CTX]
         if b.nnue != self.net:
             b.c_nnue_attach(self.net)
         return self._finish(self._head(
             b.nnue_acc + side * DC_NNUE_MAX_WIDTH,
-            b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, b.die, _movers_first(castle, side),
-            b.ep >= 0), side)
+            b.nnue_acc + (1 - side) * DC_NNUE_MAX_WIDTH, DC_NNUE_Q, context,
+            _context(context, b.die, _movers_first(b.castling, side), b.ep >= 0)), side)
 
     def check_state(self, GameState s) -> None:
         """ValueError unless ``s`` is a dice-chess state (what c_heuristic reads)."""
@@ -312,6 +193,7 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
         cdef double raw
         cdef float[:, :, ::1] x = arr.reshape(n, 24, 64)
         cdef int8_t board[64]
+        cdef int context[N_CTX]
         out = np.empty(n, dtype=np.float32)
         cdef float[::1] o = out
         with nogil:
@@ -335,7 +217,8 @@ cdef class NNUEEvaluator(HeuristicEvaluator):
                     if x[i, P_DIE + p, 0] > 0.5:
                         die = p + 1
                 raw = self._head(self.acc + side * DC_NNUE_MAX_WIDTH,
-                                 self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, die,
-                                 _movers_first(castle, side), ep)
+                                 self.acc + (1 - side) * DC_NNUE_MAX_WIDTH, DC_NNUE_Q,
+                                 context, _context(context, die,
+                                                   _movers_first(castle, side), ep))
                 o[i] = <float>(tanh(raw) if self.tanh_output else raw)
         return out

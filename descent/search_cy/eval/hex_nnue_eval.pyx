@@ -1,0 +1,201 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""A Hex NNUE valued in C inside the search (the ``native`` backend's ``nnue`` for Hex).
+
+Stockfish's design on Hex's board (``hex_nnue.h`` lists the features): each player's view
+sets one feature a cell (its stone, the opponent's, or an empty cell's neighbourhood of
+six at its distances from the edges), the feature transformer sums their rows in int32
+(weights whole multiples of 1 / Q), and a small dense head reads both views:
+
+    u = clamp(acc[side to move] / Q, 0, 1) ++ clamp(acc[the other] / Q, 0, 1)
+    v = tanh(head(relu(fc ... relu(fc.0(u)))))   for the side to move
+
+(``nets/models.py``' HexNNUENet is the same function over the input planes, in torch.)
+A value sums both views afresh from the board: 2 n^2 rows of ``width`` int16, a few
+microseconds at 11x11, before the head; the head runs on the mlp kernel (nnue_head.pyx).
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t
+from libc.stdlib cimport malloc, free
+from libc.math cimport tanh
+
+import numpy as np
+
+from descent.search_cy.games.state cimport GameState
+from descent.search_cy.games.hex cimport HexState
+from descent.search_cy.eval.nnue_head cimport NNUEHead
+
+cdef extern from "hex_nnue.h":
+    enum: HX_NNUE_PATTERNS
+    enum: HX_NNUE_LINES
+    enum: HX_NNUE_Q
+    enum: HX_NNUE_MAX_WIDTH
+    int hx_nnue_features(int n) noexcept nogil
+    void hx_nnue_indices(const int8_t* cells, int n, int view, int32_t* idx) noexcept nogil
+    void hx_nnue_sum(const int16_t* ft, const int16_t* bias, int width, const int32_t* idx,
+                     int count, int32_t* acc) noexcept nogil
+
+Q = HX_NNUE_Q
+MAX_WIDTH = HX_NNUE_MAX_WIDTH
+PATTERNS = HX_NNUE_PATTERNS
+LINES = HX_NNUE_LINES
+
+
+def features(int size) -> int:
+    """Features of one view at board size ``size``."""
+    return hx_nnue_features(size)
+
+
+cdef class HexNNUEEvaluator(NNUEHead):
+    """Values Hex states of board size ``size`` with an NNUE (player 0's view, within
+    [lo, hi]).
+
+    ``ft_weight`` (width, features(size)) and ``ft_bias`` (width,) are the feature
+    transformer, in the model file's floats (whole multiples of 1 / Q within int16's
+    range); ``layers`` [(weight, bias), ...] the head in forward order, the first taking 2 *
+    width inputs, the last giving one output; ReLU between them. The output speaks for the
+    side to move; ``tanh_output``, ``scale``, ``lo`` and ``hi`` as for MLPEvaluator.
+    """
+
+    cdef int16_t* ft                   # features x width, feature-major
+    cdef int16_t* bias
+    cdef readonly int size
+    cdef int32_t* idx                  # scratch: one view's features
+    cdef int32_t acc[2 * HX_NNUE_MAX_WIDTH]
+    cdef int8_t* cells                 # forward()'s board
+    cdef object ft_weight, ft_bias     # for spawn
+
+    def __cinit__(self, *args, **kwargs):
+        self.ft = self.bias = NULL
+        self.idx = NULL
+        self.cells = NULL
+
+    def __init__(self, ft_weight, ft_bias, layers, *, int size, bint tanh_output,
+                 double scale=1.0, double lo=-1.0, double hi=1.0):
+        cdef int i, j, width, nf
+        if not 1 <= size <= 26:
+            raise ValueError(f"board size {size}: Hex's sizes run from 1 to 26")
+        nf = hx_nnue_features(size)
+        ftw = np.asarray(ft_weight, dtype=np.float64)
+        ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
+        if ftw.ndim != 2 or ftw.shape[1] != nf or ftb.shape[0] != ftw.shape[0]:
+            raise ValueError(f"feature transformer: weight {tuple(ftw.shape)} and bias "
+                             f"{tuple(ftb.shape)} do not map the {nf} features of "
+                             f"{size}x{size}")
+        width = ftw.shape[0]
+        if width % 16 or not 16 <= width <= HX_NNUE_MAX_WIDTH:
+            raise ValueError(f"feature transformer width {width}: a multiple of 16 from 16 "
+                             f"to {HX_NNUE_MAX_WIDTH}")
+        qw, qb = ftw * HX_NNUE_Q, ftb * HX_NNUE_Q
+        for name, q in (("weight", qw), ("bias", qb)):
+            if not np.isfinite(q).all() or (q != np.round(q)).any() \
+                    or np.abs(q).max(initial=0) > 32767:
+                raise ValueError(f"feature transformer {name}: not whole multiples of "
+                                 f"1/{HX_NNUE_Q} within int16's range (quantise_nnue)")
+        self._setup_head(width, 0, layers, tanh_output=tanh_output, scale=scale, lo=lo,
+                         hi=hi)
+        self.size = size
+        self.ft_weight, self.ft_bias = ftw, ftb
+        self.ft = <int16_t*>malloc(<size_t>nf * width * sizeof(int16_t))
+        self.bias = <int16_t*>malloc(width * sizeof(int16_t))
+        self.idx = <int32_t*>malloc(size * size * sizeof(int32_t))
+        self.cells = <int8_t*>malloc(size * size * sizeof(int8_t))
+        if self.ft == NULL or self.bias == NULL or self.idx == NULL or self.cells == NULL:
+            raise MemoryError()
+        cdef int16_t[:, ::1] qt = np.ascontiguousarray(qw.T, dtype=np.int16)
+        cdef int16_t[::1] qbv = qb.astype(np.int16)
+        for i in range(nf):
+            for j in range(width):
+                self.ft[<size_t>i * width + j] = qt[i, j]
+        for j in range(width):
+            self.bias[j] = qbv[j]
+
+    def __dealloc__(self):
+        free(self.ft)
+        free(self.bias)
+        free(self.idx)
+        free(self.cells)
+
+    def spawn(self):
+        """The same network in a second instance (its own scratch), for another search
+        thread."""
+        return HexNNUEEvaluator(self.ft_weight, self.ft_bias, self.layers, size=self.size,
+                                tanh_output=self.tanh_output, scale=self.scale,
+                                lo=self.lo, hi=self.hi)
+
+    cdef void _refresh(self, const int8_t* cells) noexcept nogil:
+        """Both views' sums of ``cells`` into ``acc`` (Black's view first)."""
+        cdef int view
+        for view in range(2):
+            hx_nnue_indices(cells, self.size, view, self.idx)
+            hx_nnue_sum(self.ft, self.bias, self.width, self.idx, self.size * self.size,
+                        self.acc + view * HX_NNUE_MAX_WIDTH)
+
+    cdef double _raw(self, const int8_t* cells, int side) noexcept nogil:
+        self._refresh(cells)
+        return self._head(self.acc + side * HX_NNUE_MAX_WIDTH,
+                          self.acc + (1 - side) * HX_NNUE_MAX_WIDTH, HX_NNUE_Q, NULL, 0)
+
+    cdef double c_heuristic(self, GameState s) noexcept nogil:
+        return self._value(<HexState>s)
+
+    cdef double _value(self, HexState h) noexcept nogil:
+        return self._finish(self._raw(h.cells, h.side), h.side)
+
+    def check_state(self, GameState s) -> None:
+        """ValueError unless ``s`` is a Hex state of this network's size (what
+        c_heuristic reads)."""
+        if not isinstance(s, HexState):
+            raise ValueError(f"a Hex NNUE values Hex states, not {s.game.name}")
+        if (<HexState>s).n != self.size:
+            raise ValueError(f"a {self.size}x{self.size} Hex NNUE cannot value a "
+                             f"{(<HexState>s).n}x{(<HexState>s).n} board")
+
+    def accumulator(self, GameState s):
+        """The (2, width) int32 sums of ``s``'s two views (Black's first)."""
+        self.check_state(s)
+        self._refresh((<HexState>s).cells)
+        out = np.empty((2, self.width), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        cdef int k, j
+        for k in range(2):
+            for j in range(self.width):
+                o[k, j] = self.acc[k * HX_NNUE_MAX_WIDTH + j]
+        return out
+
+    def indices(self, GameState s, int view):
+        """The features ``view`` (0 Black, 1 White) of ``s`` sets, one a cell (tests)."""
+        self.check_state(s)
+        out = np.empty(self.size * self.size, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        hx_nnue_indices((<HexState>s).cells, self.size, view, &o[0])
+        return out
+
+    def value(self, GameState s) -> float:
+        """c_heuristic on ``s`` (checked): player 0's view."""
+        self.check_state(s)
+        return self.c_heuristic(s)
+
+    def forward(self, batch) -> np.ndarray:
+        """Raw outputs (float32, tanh applied if the model has it; before scale and view)
+        of a float32 (m, 3, size + 2, size + 2) batch of encoded positions (the ``native``
+        backend's call), for the side to move of each."""
+        cdef int n = self.size, w = self.size + 2
+        arr = np.ascontiguousarray(batch, dtype=np.float32)
+        if arr.ndim != 4 or tuple(arr.shape[1:]) != (3, w, w):
+            raise ValueError(f"batch shape {tuple(arr.shape)} does not encode {n}x{n} Hex's "
+                             f"3 planes of {w} x {w}")
+        cdef Py_ssize_t i, m = arr.shape[0]
+        cdef int r, c, side
+        cdef float[:, :, :, ::1] x = arr
+        out = np.empty(m, dtype=np.float32)
+        cdef float[::1] o = out
+        cdef double raw
+        with nogil:
+            for i in range(m):
+                for r in range(n):
+                    for c in range(n):
+                        self.cells[r * n + c] = (1 if x[i, 0, r + 1, c + 1] > 0.5 else
+                                                 2 if x[i, 1, r + 1, c + 1] > 0.5 else 0)
+                side = 0 if x[i, 2, 0, 0] > 0.5 else 1
+                raw = self._raw(self.cells, side)
+                o[i] = <float>(tanh(raw) if self.tanh_output else raw)
+        return out
