@@ -119,12 +119,15 @@ def _results(labels: Labels, positions: npt.NDArray[np.int64]) -> npt.NDArray[np
 
 
 def examples(labels: Labels, positions: npt.NDArray[np.int64],
-             pre_roll: bool = False, base: bool = False) -> ValueExamples:
+             pre_roll: bool = False, base: bool = False,
+             symmetries: bool = False) -> ValueExamples:
     """The ``positions`` of ``labels`` as examples. With ``pre_roll``, each position a
     die roll led to is also given as the chance node before the roll, with the same
     labels: the search's value after a fair roll is an unbiased sample of the value
     before it, and a search values chance nodes at its leaves too. With ``base``, each
-    also carries the game's C heuristic's value (what a network with a base corrects)."""
+    also carries the game's C heuristic's value (what a network with a base corrects).
+    With ``symmetries``, each is also given under every symmetry of the game that keeps
+    the colours (Hex: the 180-degree rotation), with the same labels."""
     from descent.nets.encoding import TO_MOVE_PLANE
     from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.games.registry import make_game
@@ -137,10 +140,14 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     plane = TO_MOVE_PLANE[game.name]
     h = heuristic_for(game.name) if base else None
     for p, state in _replay(labels, positions, pre_roll):
-        rows.append(p)
-        planes.append((np.asarray(state.encode(), np.float32) > 0.5).astype(np.uint8))
-        if h is not None:
-            heuristic.append(float(h.evaluate([state])[0]))
+        kept = [0] + ([k for k in range(1, state.num_symmetries)
+                       if not state.symmetry_swaps_colours(k)] if symmetries else [])
+        for k in kept:
+            rows.append(p)
+            planes.append((np.asarray(state.encode(symmetry=k), np.float32) > 0.5)
+                          .astype(np.uint8))
+            if h is not None:
+                heuristic.append(float(h.evaluate([state])[0]))
     index = np.array(rows, dtype=np.int64)
     x = np.stack(planes) if planes else np.zeros((0,), np.uint8)
     # the side the encoding says is to move (to roll at a chance node): the model's view
@@ -166,6 +173,7 @@ class ValueConfig:
     seed: int = 1
     init: str = ""              # a model file of the same architecture to start from
     max_games: int = 0          # train on the first this many training games (0: all)
+    symmetries: bool = False    # also every colour-keeping symmetry of each training position
 
 
 def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.float32]:
@@ -229,7 +237,8 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
         games = np.unique(labels.arrays["pos_game"][train_mask])[:cfg.max_games]
         train_mask &= np.isin(labels.arrays["pos_game"], games)
     arch = preset(game.name, cfg.preset)
-    train_set = examples(labels, positions[train_mask], cfg.pre_roll, bool(arch.base))
+    train_set = examples(labels, positions[train_mask], cfg.pre_roll, bool(arch.base),
+                         cfg.symmetries)
     test_set = examples(labels, positions[test_mask], base=bool(arch.base))
     torch.manual_seed(cfg.seed)
     start = None
@@ -381,6 +390,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     t.add_argument("--max-games", type=int, default=0,
                    help="train on the first this many training games (0: all)")
+    t.add_argument("--symmetries", action="store_true",
+                   help="train also on every colour-keeping symmetry of each position (Hex: "
+                        "the 180-degree rotation)")
     c = sub.add_parser("curve", help="held-out figures of fresh runs on more and more games")
     c.add_argument("folders", type=Path, nargs="+")
     c.add_argument("--games", required=True, help="sample sizes, e.g. 100,200,400")
@@ -414,7 +426,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = ValueConfig(preset=args.preset, batch=args.batch, lr=args.lr,
                           weight_decay=args.weight_decay, outcome=args.outcome,
                           pre_roll=args.pre_roll, seed=args.seed, init=args.init,
-                          max_games=args.max_games)
+                          max_games=args.max_games, symmetries=args.symmetries)
         train(args.folders, args.run_dir, args.epochs, config=cfg,
               log=lambda text: print(text, flush=True))
         return 0

@@ -136,3 +136,17 @@ def test_a_network_on_the_heuristic_reads_its_values_and_starts_as_it(
                                          "heuristic"):
         train([labels_folder], tmp_path / "mixed", 1, config=ValueConfig(
             preset="hybrid", init=str(plain / "model.dnet")))
+
+
+def test_symmetries_add_each_hex_position_rotated_with_its_labels(tmp_path: Path) -> None:
+    generate(tmp_path / "hex5", Player(size=5, sims=60), games=2)
+    labels = load(tmp_path / "hex5")
+    positions = np.arange(labels.positions)
+    plain = examples(labels, positions)
+    both = examples(labels, positions, symmetries=True)
+    assert len(both) == 2 * len(plain)
+    assert np.array_equal(both.x[0::2], plain.x)
+    # the 180-degree rotation keeps the colours, the padding's edges and the side to move
+    assert np.array_equal(both.x[1::2], plain.x[:, :, ::-1, ::-1])
+    for name in ("value", "outcome", "mover", "proven"):
+        assert np.array_equal(getattr(both, name)[1::2], getattr(plain, name)), name

@@ -10,11 +10,14 @@ six at its distances from the edges), the feature transformer sums their rows in
     v = tanh(head(relu(fc ... relu(fc.0(u)))))   for the side to move
 
 (``nets/models.py``' HexNNUENet is the same function over the input planes, in torch.)
-A value sums both views afresh from the board: 2 n^2 rows of ``width`` int16, a few
-microseconds at 11x11, before the head; the head runs on the mlp kernel (nnue_head.pyx).
+The evaluator keeps the sums of the last board it valued and moves them to the next by
+the cells that differ (each changed cell redoes the features of itself and its six
+neighbours), so a node's children, valued one after another, cost a few rows each
+instead of 2 n^2; the head runs on the mlp kernel (nnue_head.pyx).
 """
 from libc.stdint cimport int8_t, int16_t, int32_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy
 from libc.math cimport tanh
 
 import numpy as np
@@ -30,6 +33,10 @@ cdef extern from "hex_nnue.h":
     enum: HX_NNUE_MAX_WIDTH
     int hx_nnue_features(int n) noexcept nogil
     void hx_nnue_indices(const int8_t* cells, int n, int view, int32_t* idx) noexcept nogil
+    void hx_nnue_update(const int16_t* ft, int width, const int8_t* was, const int8_t* now,
+                        int n, const int32_t* changed, int count, int32_t* acc, int stride,
+                        int32_t* stamp) noexcept nogil
+    int hx_nnue_delta_limit(int n) noexcept nogil
     void hx_nnue_sum(const int16_t* ft, const int16_t* bias, int width, const int32_t* idx,
                      int count, int32_t* acc) noexcept nogil
 
@@ -58,15 +65,19 @@ cdef class HexNNUEEvaluator(NNUEHead):
     cdef int16_t* ft                   # features x width, feature-major
     cdef int16_t* bias
     cdef readonly int size
-    cdef int32_t* idx                  # scratch: one view's features
-    cdef int32_t acc[2 * HX_NNUE_MAX_WIDTH]
+    cdef int32_t* idx                  # scratch: one view's features, or changed cells
+    cdef int32_t* stamp                # scratch of hx_nnue_update, kept at zero
+    cdef int32_t acc[2 * HX_NNUE_MAX_WIDTH]   # the sums of the board ``seen``
+    cdef int8_t* seen
+    cdef bint have                     # whether acc holds seen's sums
     cdef int8_t* cells                 # forward()'s board
     cdef object ft_weight, ft_bias     # for spawn
 
     def __cinit__(self, *args, **kwargs):
         self.ft = self.bias = NULL
-        self.idx = NULL
-        self.cells = NULL
+        self.idx = self.stamp = NULL
+        self.cells = self.seen = NULL
+        self.have = False
 
     def __init__(self, ft_weight, ft_bias, layers, *, int size, bint tanh_output,
                  double scale=1.0, double lo=-1.0, double hi=1.0):
@@ -98,7 +109,10 @@ cdef class HexNNUEEvaluator(NNUEHead):
         self.bias = <int16_t*>malloc(width * sizeof(int16_t))
         self.idx = <int32_t*>malloc(size * size * sizeof(int32_t))
         self.cells = <int8_t*>malloc(size * size * sizeof(int8_t))
-        if self.ft == NULL or self.bias == NULL or self.idx == NULL or self.cells == NULL:
+        self.seen = <int8_t*>malloc(size * size * sizeof(int8_t))
+        self.stamp = <int32_t*>calloc(size * size, sizeof(int32_t))
+        if self.ft == NULL or self.bias == NULL or self.idx == NULL or self.cells == NULL \
+                or self.seen == NULL or self.stamp == NULL:
             raise MemoryError()
         cdef int16_t[:, ::1] qt = np.ascontiguousarray(qw.T, dtype=np.int16)
         cdef int16_t[::1] qbv = qb.astype(np.int16)
@@ -113,6 +127,8 @@ cdef class HexNNUEEvaluator(NNUEHead):
         free(self.bias)
         free(self.idx)
         free(self.cells)
+        free(self.seen)
+        free(self.stamp)
 
     def spawn(self):
         """The same network in a second instance (its own scratch), for another search
@@ -122,12 +138,38 @@ cdef class HexNNUEEvaluator(NNUEHead):
                                 lo=self.lo, hi=self.hi)
 
     cdef void _refresh(self, const int8_t* cells) noexcept nogil:
-        """Both views' sums of ``cells`` into ``acc`` (Black's view first)."""
+        """Both views' sums of ``cells`` into ``acc`` (Black's view first): moved from
+        the last board's by the cells that differ when they are few (a search values
+        siblings and nearby positions one after another), else summed afresh. The sums
+        are integers, so both ways give the same bits."""
+        cdef int i, count = 0, n2 = self.size * self.size
+        cdef int limit = hx_nnue_delta_limit(self.size)
+        if self.have:
+            for i in range(n2):
+                if cells[i] != self.seen[i]:
+                    if count == limit:
+                        count = limit + 1
+                        break
+                    self.idx[count] = i
+                    count += 1
+            if count <= limit:
+                if count:
+                    hx_nnue_update(self.ft, self.width, self.seen, cells, self.size,
+                                   self.idx, count, self.acc, HX_NNUE_MAX_WIDTH,
+                                   self.stamp)
+                    memcpy(self.seen, cells, n2)
+                return
+        self._fresh(cells, self.acc)
+        memcpy(self.seen, cells, n2)
+        self.have = True
+
+    cdef void _fresh(self, const int8_t* cells, int32_t* acc) noexcept nogil:
+        """Both views' sums of ``cells`` summed afresh into ``acc``."""
         cdef int view
         for view in range(2):
             hx_nnue_indices(cells, self.size, view, self.idx)
             hx_nnue_sum(self.ft, self.bias, self.width, self.idx, self.size * self.size,
-                        self.acc + view * HX_NNUE_MAX_WIDTH)
+                        acc + view * HX_NNUE_MAX_WIDTH)
 
     cdef double _raw(self, const int8_t* cells, int side) noexcept nogil:
         self._refresh(cells)
@@ -149,16 +191,24 @@ cdef class HexNNUEEvaluator(NNUEHead):
             raise ValueError(f"a {self.size}x{self.size} Hex NNUE cannot value a "
                              f"{(<HexState>s).n}x{(<HexState>s).n} board")
 
-    def accumulator(self, GameState s):
-        """The (2, width) int32 sums of ``s``'s two views (Black's first)."""
+    def accumulator(self, GameState s, bint fresh=False):
+        """The (2, width) int32 sums of ``s``'s two views (Black's first), as a value
+        computes them (moved from the last board's where it can), or with ``fresh``
+        summed afresh: the two are equal after any sequence (the tests' check)."""
         self.check_state(s)
-        self._refresh((<HexState>s).cells)
+        cdef int32_t tmp[2 * HX_NNUE_MAX_WIDTH]
+        cdef const int32_t* src = self.acc
+        if fresh:
+            self._fresh((<HexState>s).cells, tmp)
+            src = tmp
+        else:
+            self._refresh((<HexState>s).cells)
         out = np.empty((2, self.width), dtype=np.int32)
         cdef int32_t[:, ::1] o = out
         cdef int k, j
         for k in range(2):
             for j in range(self.width):
-                o[k, j] = self.acc[k * HX_NNUE_MAX_WIDTH + j]
+                o[k, j] = src[k * HX_NNUE_MAX_WIDTH + j]
         return out
 
     def indices(self, GameState s, int view):

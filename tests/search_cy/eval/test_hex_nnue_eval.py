@@ -87,6 +87,31 @@ def test_the_sums_are_the_rows_of_the_features_set() -> None:
             assert np.array_equal(acc[view], np.round(rows * 1024).astype(np.int32))
 
 
+@pytest.mark.parametrize("size", [3, 7, 11])
+def test_sums_moved_from_board_to_board_equal_fresh_ones(size: int) -> None:
+    """Games played and taken back, siblings, and jumps between unrelated boards: the
+    sums the evaluator moves by the changed cells are those summed afresh."""
+    rng = np.random.default_rng(size + 10)
+    ev = evaluator(size, seed=2)
+    for _ in range(6):
+        s = make_game(f"hex(size={size},swap=true)").new_initial_state()
+        played = 0
+        while not s.is_terminal():
+            legal = s.legal_actions()
+            for a in legal[:3]:                    # a few siblings
+                s.apply_action(a)
+                assert np.array_equal(ev.accumulator(s), ev.accumulator(s, fresh=True))
+                s.undo()
+            s.apply_action(int(rng.choice(legal)))
+            played += 1
+            assert np.array_equal(ev.accumulator(s), ev.accumulator(s, fresh=True))
+        for _ in range(played):
+            s.undo()
+            assert np.array_equal(ev.accumulator(s), ev.accumulator(s, fresh=True))
+        far = random_position(size, rng)
+        assert np.array_equal(ev.accumulator(far), ev.accumulator(far, fresh=True))
+
+
 def test_values_are_the_torch_modules_for_the_side_to_move() -> None:
     torch = pytest.importorskip("torch")
     from descent.nets.models import module_from_weights
