@@ -516,6 +516,11 @@ class Labels:
         return out
 
 
+def labels_game(folder: Path) -> str:
+    """The game spec of the labels in ``folder`` (its manifest's)."""
+    return str(json.loads((folder / MANIFEST).read_text())["game"])
+
+
 def held_out(labels: Labels) -> npt.NDArray[np.bool_]:
     """Per position: whether its game is held out (seed divisible by HELD_OUT_EVERY), the
     one split every network trained on the labels is measured on."""

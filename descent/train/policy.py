@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from descent.stats import correlation
-from descent.train.labels import Labels, held_out, load
+from descent.train.labels import Labels, held_out, labels_game, load
 
 
 def canonical_symmetry(side: int) -> int:
@@ -588,17 +588,14 @@ def network_values(model: Path, labels: Labels,
     return out
 
 
-def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
-                 seconds: float, positions: int = 12, seed: int = 5,
-                 action_visits: int = 0, minimax_weight: float = 0.0) -> dict[str, float]:
+def rave_rates(labels_folder: Path, settings: dict[str, Callable[[Any, Any], None]],
+               seconds: float, positions: int = 12, seed: int = 5) -> dict[str, float]:
     """Simulations a second of ``rave`` (the default player) on ``positions`` positions
-    drawn from ``labels_folder``, ``seconds`` each: without the policy (``none``, the
-    reference, measured in the same run) and with it at each of ``thresholds`` visits
-    (with ``action_visits`` virtual visits at its action values and their implicit
-    minimax at ``minimax_weight``, for value heads)."""
+    drawn from ``labels_folder``, ``seconds`` each: without a network (``none``, the
+    reference, measured in the same run), then set up by each of ``settings``, a function
+    of the search (its ``impl``) and the position, by name."""
     import random
 
-    from descent.nets.policy import load_policy
     from descent.search_cy.eval.heuristics import heuristic_for
     from descent.search_cy.games.registry import make_game
     from descent.search_cy.search.api import SearchParams, make_search
@@ -606,10 +603,9 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
 
     labels = load(labels_folder)
     game = make_game(f"hex(size={labels.size})")
-    policy = load_policy(model_path, game)
     chosen = random.Random(seed).sample(range(labels.positions), positions)
     rates: dict[str, float] = {}
-    for at in [0, *thresholds]:
+    for name, setup in [("none", None), *settings.items()]:
         sims, elapsed = 0, 0.0
         for p in chosen:
             state = game.new_initial_state()
@@ -617,16 +613,34 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                 state.apply_action(m)
             search = make_search("rave", heuristic_for(state),
                                  SearchParams(seed=1, keep_tree=False))
-            if at:
-                impl: Any = search.impl
-                impl.policy, impl.policy_at = policy, at
-                impl.action_visits = action_visits
-                impl.minimax_weight = minimax_weight
+            if setup is not None:
+                setup(search.impl, state)
             result = search.run(state, Stopper(time=seconds))
             sims += result.iterations
             elapsed += result.time
-        rates["none" if not at else f"policy_at={at}"] = sims / max(elapsed, 1e-9)
+        rates[name] = sims / max(elapsed, 1e-9)
     return rates
+
+
+def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
+                 seconds: float, positions: int = 12, seed: int = 5,
+                 action_visits: int = 0, minimax_weight: float = 0.0) -> dict[str, float]:
+    """``rave_rates`` with the policy network at each of ``thresholds`` visits (with
+    ``action_visits`` virtual visits at its action values and their implicit minimax at
+    ``minimax_weight``, for value heads)."""
+    from descent.nets.policy import load_policy
+
+    policy = load_policy(model_path, labels_game(labels_folder))
+
+    def at(visits: int) -> Callable[[Any, Any], None]:
+        def setup(impl: Any, state: Any) -> None:
+            impl.policy, impl.policy_at = policy, visits
+            impl.action_visits = action_visits
+            impl.minimax_weight = minimax_weight
+        return setup
+
+    return rave_rates(labels_folder, {f"policy_at={t}": at(t) for t in thresholds}, seconds,
+                      positions, seed)
 
 
 def configure(p: argparse.ArgumentParser) -> None:

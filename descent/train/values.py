@@ -1,4 +1,4 @@
-"""``descent values``: value networks fitted on the labels of a dice game, and what they know.
+"""``descent values``: value networks fitted on the labels of a game, and what they know.
 
 Stockfish trains its NNUE on positions valued by a deeper search than the one that will
 use it; ``descent labels generate --game dicechess`` keeps such positions (expectiminimax
@@ -22,6 +22,13 @@ divisible by 10) is held out; the held-out figures are the loss and the Pearson
 correlation with the search's value on the positions it did not prove (``value_corr``),
 beside which ``eval`` puts the game's C heuristic's, and the correlations of the
 network, the heuristic and the search itself with the games' results.
+
+Hex's labels (``descent labels generate``, rave's search values) train its ``nnue``
+preset the same way; ``--symmetries`` adds each training position under the game's
+colour-keeping symmetries (Hex: the 180-degree rotation)::
+
+    descent values train data/labels/hex11 data/labels/hex11-cap --run-dir RUN \
+        --preset nnue --symmetries
 
 ``--preset hybrid`` fits a correction to the C heuristic (nets/arch.py's ``base``): the
 examples then carry the heuristic's value of each position beside its planes.
@@ -207,6 +214,32 @@ def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, 
     search = data.target(0.0)
     u = ~data.proven
     return {"loss": float(np.mean((y - t) ** 2)), "value_corr": correlation(y[u], search[u])}
+
+
+def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
+                 seconds: float, positions: int = 12, seed: int = 5) -> dict[str, float]:
+    """``rave``'s simulations a second on positions of a Hex labels folder
+    (descent/train/policy.py's ``rave_rates``: without a network, the reference measured
+    in the same run) with the value network in C at each of ``thresholds`` visits
+    (``RaveSearch.value_at``; its default virtual visits)."""
+    from descent.nets.evaluator import network_evaluator
+    from descent.search_cy.eval.evaluator import HeuristicEvaluator
+    from descent.search_cy.games.registry import make_game
+    from descent.train.labels import labels_game
+    from descent.train.policy import rave_rates
+
+    evaluator = network_evaluator(model_path, make_game(labels_game(labels_folder))
+                                  .new_initial_state())
+    if not isinstance(evaluator, HeuristicEvaluator):
+        raise ValueError(f"{model_path}: rave reads a network in C only (an mlp or an nnue)")
+
+    def at(visits: int) -> Callable[[Any, Any], None]:
+        def setup(impl: Any, state: Any) -> None:
+            impl.value, impl.value_at = evaluator, visits
+        return setup
+
+    return rave_rates(labels_folder, {f"value_at={t}": at(t) for t in thresholds}, seconds,
+                      positions, seed)
 
 
 def train(folders: list[Path], run_dir: Path, epochs: int, *,
@@ -404,9 +437,23 @@ def configure(p: argparse.ArgumentParser) -> None:
                                     "games' results, beside the C heuristic's")
     e.add_argument("model", type=Path, help="a value model file ('none': the heuristic only)")
     e.add_argument("folders", type=Path, nargs="+")
+    b = sub.add_parser("bench", help="rave's simulations a second on Hex labels' positions "
+                                     "with the network in C, against none in the same run")
+    b.add_argument("model", type=Path)
+    b.add_argument("labels", type=Path, help="Hex labels folder the positions are drawn from")
+    b.add_argument("--at", default="20", help="value_at thresholds, comma separated")
+    b.add_argument("--time", type=float, default=1.0, help="seconds a position")
+    b.add_argument("--positions", type=int, default=12)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.values_command == "bench":
+        rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
+                             args.time, args.positions)
+        for name, rate in rates.items():
+            print(f"{name:>16}: {rate:8.0f} simulations a second, "
+                  f"{rate / rates['none']:.3f} of none")
+        return 0
     if args.values_command == "curve":
         if args.threads:
             import torch

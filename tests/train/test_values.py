@@ -150,3 +150,20 @@ def test_symmetries_add_each_hex_position_rotated_with_its_labels(tmp_path: Path
     assert np.array_equal(both.x[1::2], plain.x[:, :, ::-1, ::-1])
     for name in ("value", "outcome", "mover", "proven"):
         assert np.array_equal(getattr(both, name)[1::2], getattr(plain, name)), name
+
+
+def test_the_bench_times_rave_with_the_network_in_c_against_none(tmp_path: Path) -> None:
+    from descent.nets.arch import preset
+    from descent.nets.modelfile import make_model, save_model
+    from descent.train.values import search_speed
+
+    generate(tmp_path / "hex5", Player(size=5, sims=60), games=1)
+    nnue = save_model(make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=1),
+                      tmp_path / "nnue.dnet")
+    rates = search_speed(nnue, tmp_path / "hex5", [5, 50], 0.02, positions=2)
+    assert list(rates) == ["none", "value_at=5", "value_at=50"]
+    assert all(rate > 0 for rate in rates.values())
+    conv = save_model(make_model("hex(size=5)", preset("hex", "tiny"), seed=1),
+                      tmp_path / "conv.dnet")
+    with pytest.raises(ValueError, match="conv.dnet: rave reads a network in C only"):
+        search_speed(conv, tmp_path / "hex5", [5], 0.02, positions=2)
