@@ -70,6 +70,12 @@ class _Tower(nn.Module):
         return x
 
 
+def _dense_layers(widths: list[int]) -> tuple[nn.ModuleList, nn.Linear]:
+    """Fully connected layers over ``widths`` (the inputs' first) and the one-output head."""
+    return (nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:], strict=False)),
+            nn.Linear(widths[-1], 1))
+
+
 class _Scale(nn.Module):
     """One learned factor (``base.scale``)."""
 
@@ -102,9 +108,7 @@ class ValueNet(_Tower):
         planes, height, width = input_shape
         f = arch.filters
         widths = [(planes if arch.family == "mlp" else f) * height * width, *arch.fc]
-        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
-                                                                  strict=False))
-        self.head = nn.Linear(widths[-1], 1)
+        self.fc, self.head = _dense_layers(widths)
         self.tanh = arch.output == "tanh"
         if arch.base:
             self.base = _Scale()
@@ -138,9 +142,7 @@ class NNUENet(nn.Module):
         self.input_shape = input_shape
         self.ft = nn.Linear(NNUE_FEATURES, arch.fc[0])
         widths = [2 * arch.fc[0] + NNUE_CONTEXT, *arch.fc[1:]]
-        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
-                                                                  strict=False))
-        self.head = nn.Linear(widths[-1], 1)
+        self.fc, self.head = _dense_layers(widths)
         self.tanh = arch.output == "tanh"
         if arch.base:
             self.base = _Scale()
@@ -188,9 +190,7 @@ class HexNNUENet(nn.Module):
         n = input_shape[1] - 2
         self.ft = nn.Linear(hex_nnue_features(n), arch.fc[0])
         widths = [2 * arch.fc[0], *arch.fc[1:]]
-        self.fc = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:],
-                                                                  strict=False))
-        self.head = nn.Linear(widths[-1], 1)
+        self.fc, self.head = _dense_layers(widths)
         self.tanh = arch.output == "tanh"
         if arch.base:
             self.base = _Scale()

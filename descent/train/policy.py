@@ -622,6 +622,13 @@ def rave_rates(labels_folder: Path, settings: dict[str, Callable[[Any, Any], Non
     return rates
 
 
+def print_rates(rates: dict[str, float]) -> None:
+    """``rave_rates``' figures, each beside the reference's."""
+    for name, rate in rates.items():
+        print(f"{name:>16}: {rate:8.0f} simulations a second, "
+              f"{rate / rates['none']:.3f} of none")
+
+
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                  seconds: float, positions: int = 12, seed: int = 5,
                  action_visits: int = 0, minimax_weight: float = 0.0) -> dict[str, float]:
@@ -641,6 +648,15 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
 
     return rave_rates(labels_folder, {f"policy_at={t}": at(t) for t in thresholds}, seconds,
                       positions, seed)
+
+
+def bench_arguments(b: argparse.ArgumentParser, threshold: str, default: str) -> None:
+    """A rave bench's arguments: the model, the labels, the ``threshold``s to time."""
+    b.add_argument("model", type=Path)
+    b.add_argument("labels", type=Path, help="Hex labels folder the positions are drawn from")
+    b.add_argument("--at", default=default, help=f"{threshold} thresholds, comma separated")
+    b.add_argument("--time", type=float, default=1.0, help="seconds a position")
+    b.add_argument("--positions", type=int, default=12)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -672,11 +688,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "a policy_value network's")
     b = sub.add_parser("bench", help="rave's simulations a second with the policy, against "
                                      "none in the same run")
-    b.add_argument("model", type=Path)
-    b.add_argument("labels", type=Path, help="labels folder the positions are drawn from")
-    b.add_argument("--at", default="40", help="policy_at thresholds, comma separated")
-    b.add_argument("--time", type=float, default=1.0, help="seconds a position")
-    b.add_argument("--positions", type=int, default=12)
+    bench_arguments(b, "policy_at", "40")
     b.add_argument("--action-visits", type=int, default=0,
                    help="virtual visits at a policy_value network's action values")
     b.add_argument("--minimax-weight", type=float, default=0.0,
@@ -697,9 +709,7 @@ def run(args: argparse.Namespace) -> int:
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
                              args.time, args.positions, action_visits=args.action_visits,
                              minimax_weight=args.minimax_weight)
-        for name, rate in rates.items():
-            print(f"{name:>16}: {rate:8.0f} simulations a second, "
-                  f"{rate / rates['none']:.3f} of none")
+        print_rates(rates)
         return 0
     scores = prior_accuracy(args.model, args.labels, args.limit, args.training_games)
     split = "training" if args.training_games else "held-out"

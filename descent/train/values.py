@@ -401,6 +401,8 @@ def learning_curve(folders: list[Path], games: list[int], work: Path, epochs: in
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from descent.train.policy import bench_arguments
+
     sub = p.add_subparsers(dest="values_command", metavar="ACTION", required=True)
     t = sub.add_parser("train", help="fit (or resume) a value network on labels folders")
     t.add_argument("folders", type=Path, nargs="+", help="labels folders (one game)")
@@ -439,20 +441,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     e.add_argument("folders", type=Path, nargs="+")
     b = sub.add_parser("bench", help="rave's simulations a second on Hex labels' positions "
                                      "with the network in C, against none in the same run")
-    b.add_argument("model", type=Path)
-    b.add_argument("labels", type=Path, help="Hex labels folder the positions are drawn from")
-    b.add_argument("--at", default="20", help="value_at thresholds, comma separated")
-    b.add_argument("--time", type=float, default=1.0, help="seconds a position")
-    b.add_argument("--positions", type=int, default=12)
+    bench_arguments(b, "value_at", "20")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.values_command == "bench":
+        from descent.train.policy import print_rates
+
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
                              args.time, args.positions)
-        for name, rate in rates.items():
-            print(f"{name:>16}: {rate:8.0f} simulations a second, "
-                  f"{rate / rates['none']:.3f} of none")
+        print_rates(rates)
         return 0
     if args.values_command == "curve":
         if args.threads:

@@ -85,22 +85,10 @@ cdef class HexNNUEEvaluator(NNUEHead):
         if not 1 <= size <= 26:
             raise ValueError(f"board size {size}: Hex's sizes run from 1 to 26")
         nf = hx_nnue_features(size)
-        ftw = np.asarray(ft_weight, dtype=np.float64)
-        ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
-        if ftw.ndim != 2 or ftw.shape[1] != nf or ftb.shape[0] != ftw.shape[0]:
-            raise ValueError(f"feature transformer: weight {tuple(ftw.shape)} and bias "
-                             f"{tuple(ftb.shape)} do not map the {nf} features of "
-                             f"{size}x{size}")
+        ftw, ftb, qt_arr, qb_arr = self._transformer(
+            ft_weight, ft_bias, nf, f"the {nf} features of {size}x{size}", HX_NNUE_MAX_WIDTH,
+            HX_NNUE_Q)
         width = ftw.shape[0]
-        if width % 16 or not 16 <= width <= HX_NNUE_MAX_WIDTH:
-            raise ValueError(f"feature transformer width {width}: a multiple of 16 from 16 "
-                             f"to {HX_NNUE_MAX_WIDTH}")
-        qw, qb = ftw * HX_NNUE_Q, ftb * HX_NNUE_Q
-        for name, q in (("weight", qw), ("bias", qb)):
-            if not np.isfinite(q).all() or (q != np.round(q)).any() \
-                    or np.abs(q).max(initial=0) > 32767:
-                raise ValueError(f"feature transformer {name}: not whole multiples of "
-                                 f"1/{HX_NNUE_Q} within int16's range (quantise_nnue)")
         self._setup_head(width, 0, layers, tanh_output=tanh_output, scale=scale, lo=lo,
                          hi=hi)
         self.size = size
@@ -114,8 +102,8 @@ cdef class HexNNUEEvaluator(NNUEHead):
         if self.ft == NULL or self.bias == NULL or self.idx == NULL or self.cells == NULL \
                 or self.seen == NULL or self.stamp == NULL:
             raise MemoryError()
-        cdef int16_t[:, ::1] qt = np.ascontiguousarray(qw.T, dtype=np.int16)
-        cdef int16_t[::1] qbv = qb.astype(np.int16)
+        cdef int16_t[:, ::1] qt = qt_arr
+        cdef int16_t[::1] qbv = qb_arr
         for i in range(nf):
             for j in range(width):
                 self.ft[<size_t>i * width + j] = qt[i, j]
@@ -203,13 +191,7 @@ cdef class HexNNUEEvaluator(NNUEHead):
             src = tmp
         else:
             self._refresh((<HexState>s).cells)
-        out = np.empty((2, self.width), dtype=np.int32)
-        cdef int32_t[:, ::1] o = out
-        cdef int k, j
-        for k in range(2):
-            for j in range(self.width):
-                o[k, j] = src[k * HX_NNUE_MAX_WIDTH + j]
-        return out
+        return self._sums(src, HX_NNUE_MAX_WIDTH)
 
     def indices(self, GameState s, int view):
         """The features ``view`` (0 Black, 1 White) of ``s`` sets, one a cell (tests)."""

@@ -90,21 +90,10 @@ cdef class NNUEEvaluator(NNUEHead):
     def __init__(self, ft_weight, ft_bias, layers, *, bint tanh_output, double scale=1.0,
                  double lo=-1.0, double hi=1.0):
         cdef int i, j, width
-        ftw = np.asarray(ft_weight, dtype=np.float64)
-        ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
-        if ftw.ndim != 2 or ftw.shape[1] != DC_NNUE_FEATURES or ftb.shape[0] != ftw.shape[0]:
-            raise ValueError(f"feature transformer: weight {tuple(ftw.shape)} and bias "
-                             f"{tuple(ftb.shape)} do not map {DC_NNUE_FEATURES} features")
+        ftw, ftb, qt_arr, qb_arr = self._transformer(
+            ft_weight, ft_bias, DC_NNUE_FEATURES, f"{DC_NNUE_FEATURES} features",
+            DC_NNUE_MAX_WIDTH, DC_NNUE_Q)
         width = ftw.shape[0]
-        if width % 16 or not 16 <= width <= DC_NNUE_MAX_WIDTH:
-            raise ValueError(f"feature transformer width {width}: a multiple of 16 from 16 "
-                             f"to {DC_NNUE_MAX_WIDTH}")
-        qw, qb = ftw * DC_NNUE_Q, ftb * DC_NNUE_Q
-        for name, q in (("weight", qw), ("bias", qb)):
-            if not np.isfinite(q).all() or (q != np.round(q)).any() \
-                    or np.abs(q).max(initial=0) > 32767:
-                raise ValueError(f"feature transformer {name}: not whole multiples of "
-                                 f"1/{DC_NNUE_Q} within int16's range (quantise_nnue)")
         self._setup_head(width, N_CTX, layers, tanh_output=tanh_output, scale=scale, lo=lo,
                          hi=hi)
         self.ft_weight, self.ft_bias = ftw, ftb
@@ -117,8 +106,8 @@ cdef class NNUEEvaluator(NNUEHead):
         self.net.bias = <int16_t*>malloc(width * sizeof(int16_t))
         if self.net.ft == NULL or self.net.bias == NULL:
             raise MemoryError()
-        cdef int16_t[:, ::1] qt = np.ascontiguousarray(qw.T, dtype=np.int16)
-        cdef int16_t[::1] qbv = qb.astype(np.int16)
+        cdef int16_t[:, ::1] qt = qt_arr
+        cdef int16_t[::1] qbv = qb_arr
         for i in range(DC_NNUE_FEATURES):
             for j in range(width):
                 self.net.ft[i * width + j] = qt[i, j]
@@ -166,13 +155,7 @@ cdef class NNUEEvaluator(NNUEHead):
             src = tmp
         elif b.nnue != self.net:
             b.c_nnue_attach(self.net)
-        out = np.empty((2, self.width), dtype=np.int32)
-        cdef int32_t[:, ::1] o = out
-        cdef int k, j
-        for k in range(2):
-            for j in range(self.width):
-                o[k, j] = src[k * DC_NNUE_MAX_WIDTH + j]
-        return out
+        return self._sums(src, DC_NNUE_MAX_WIDTH)
 
     def value(self, GameState s) -> float:
         """c_heuristic on ``s`` (checked): player 0's view."""

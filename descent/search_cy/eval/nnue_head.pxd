@@ -27,3 +27,4 @@ cdef class NNUEHead(HeuristicEvaluator):
     cdef double _head(self, const int32_t* us, const int32_t* them, int q,
                       const int* context, int n_context) noexcept nogil
     cdef double _finish(self, double raw, int side) noexcept nogil
+    cdef object _sums(self, const int32_t* src, int stride)

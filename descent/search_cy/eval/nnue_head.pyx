@@ -33,6 +33,30 @@ cdef class NNUEHead(HeuristicEvaluator):
         self.rows1 = self.rows = NULL
         self.vals = self.h = NULL
 
+    @staticmethod
+    def _transformer(ft_weight, ft_bias, int features, str what, int max_width, int q):
+        """The feature transformer checked: (weight, bias as float64 for spawn; weight
+        (features, width) and bias (width,) as int16, times ``q``). Its weight maps
+        ``features`` inputs (``what`` names them in the error), its width is a multiple of
+        16 up to ``max_width``, its values whole multiples of 1 / q within int16's range."""
+        ftw = np.asarray(ft_weight, dtype=np.float64)
+        ftb = np.asarray(ft_bias, dtype=np.float64).reshape(-1)
+        if ftw.ndim != 2 or ftw.shape[1] != features or ftb.shape[0] != ftw.shape[0]:
+            raise ValueError(f"feature transformer: weight {tuple(ftw.shape)} and bias "
+                             f"{tuple(ftb.shape)} do not map {what}")
+        width = ftw.shape[0]
+        if width % 16 or not 16 <= width <= max_width:
+            raise ValueError(f"feature transformer width {width}: a multiple of 16 from 16 "
+                             f"to {max_width}")
+        qw, qb = ftw * q, ftb * q
+        for name, x in (("weight", qw), ("bias", qb)):
+            if not np.isfinite(x).all() or (x != np.round(x)).any() \
+                    or np.abs(x).max(initial=0) > 32767:
+                raise ValueError(f"feature transformer {name}: not whole multiples of "
+                                 f"1/{q} within int16's range (quantise_nnue)")
+        return (ftw, ftb, np.ascontiguousarray(qw.T, dtype=np.int16),
+                np.ascontiguousarray(qb, dtype=np.int16))
+
     def _setup_head(self, int width, int context, layers, *, bint tanh_output,
                     double scale, double lo, double hi):
         """Checks and packs ``layers`` [(weight, bias), ...] (forward order, the first
@@ -141,6 +165,16 @@ cdef class NNUEHead(HeuristicEvaluator):
                 self.vals[n] = self.h[j]
                 n += self.h[j] > 0.0
             k += 1
+
+    cdef object _sums(self, const int32_t* src, int stride):
+        """Both views' sums (``stride`` apart at ``src``) as a (2, width) int32 array."""
+        out = np.empty((2, self.width), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        cdef int k, j
+        for k in range(2):
+            for j in range(self.width):
+                o[k, j] = src[k * stride + j]
+        return out
 
     cdef double _finish(self, double raw, int side) noexcept nogil:
         """The value in player 0's view within [lo, hi] from the raw output for ``side``."""
