@@ -80,3 +80,25 @@ def test_a_malformed_hex_nnue_is_refused_by_name(nnue_file: Path, tmp_path: Path
         make_model("einstein", preset("hex", "nnue_tiny"))
     with pytest.raises(ModelFileError):
         load_model(nnue_file, "hex(size=7)")      # another board size, another model
+
+
+def test_the_search_evaluator_speaks_the_vc_evaluators_proofs(nnue_file: Path) -> None:
+    """A best-first search prunes the children the knowledge proves lost: the network's
+    evaluator carries the VC evaluator's mustplays and proofs beside its values."""
+    from descent.search_cy.eval.heuristics import heuristic_for
+
+    game = make_game(GAME)
+    evaluator = network_evaluator(nnue_file, game.new_initial_state())
+    assert isinstance(evaluator, HexNNUEEvaluator) and evaluator.know is not None
+    spawned = evaluator.spawn()
+    seen = set()
+    for moves in ([18, 2, 9], [12, 14], [16, 22, 6, 10, 11]):   # a mustplay, a win, a loss
+        state = game.new_initial_state()
+        for action in moves:
+            state.apply_action(action)
+        said = heuristic_for(state).knowledge(state)
+        assert evaluator.knowledge(state) == spawned.knowledge(state) == said
+        seen.add(said[0])
+    assert seen == {"mustplay", "win", "loss"}
+    evaluator.know = None
+    assert evaluator.knowledge(state) == ("none", None)

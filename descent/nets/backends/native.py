@@ -74,9 +74,12 @@ def native_evaluator(model: LoadedModel, prototype: GameState, symmetry: int = 0
                              f"to move in the board's own frame (no symmetry)")
         try:
             if model.game.name == "hex":
-                network = HexNNUEEvaluator(model.weights["ft.weight"],
-                                           model.weights["ft.bias"], layers,
-                                           size=int(model.input_shape[1]) - 2, **out)
+                hex_network = HexNNUEEvaluator(model.weights["ft.weight"],
+                                               model.weights["ft.bias"], layers,
+                                               size=int(model.input_shape[1]) - 2, **out)
+                # the VC evaluator's proofs and mustplays beside the network's values
+                hex_network.know = heuristic_for(prototype)
+                network = hex_network
             else:
                 network = NNUEEvaluator(model.weights["ft.weight"],
                                         model.weights["ft.bias"], layers, **out)

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
 
+from descent.search_cy.eval.evaluator import HeuristicEvaluator
 from descent.search_cy.eval.nnue_head import NNUEHead
 from descent.search_cy.games.state import GameState
 
@@ -19,6 +20,7 @@ def features(size: int) -> int: ...
 @disjoint_base
 class HexNNUEEvaluator(NNUEHead):
     size: int
+    know: HeuristicEvaluator | None
     def __init__(self, ft_weight: npt.ArrayLike, ft_bias: npt.ArrayLike,
                  layers: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *, size: int,
                  tanh_output: bool, scale: float = ..., lo: float = ...,

@@ -24,6 +24,7 @@ import numpy as np
 
 from descent.search_cy.games.state cimport GameState
 from descent.search_cy.games.hex cimport HexState
+from descent.search_cy.eval.evaluator cimport HeuristicEvaluator, KNOW_NONE
 from descent.search_cy.eval.nnue_head cimport NNUEHead
 
 cdef extern from "hex_nnue.h":
@@ -72,12 +73,14 @@ cdef class HexNNUEEvaluator(NNUEHead):
     cdef bint have                     # whether acc holds seen's sums
     cdef int8_t* cells                 # forward()'s board
     cdef object ft_weight, ft_bias     # for spawn
+    cdef public HeuristicEvaluator know   # whose proofs and mustplays it speaks, or None
 
     def __cinit__(self, *args, **kwargs):
         self.ft = self.bias = NULL
         self.idx = self.stamp = NULL
         self.cells = self.seen = NULL
         self.have = False
+        self.know = None
 
     def __init__(self, ft_weight, ft_bias, layers, *, int size, bint tanh_output,
                  double scale=1.0, double lo=-1.0, double hi=1.0):
@@ -121,9 +124,11 @@ cdef class HexNNUEEvaluator(NNUEHead):
     def spawn(self):
         """The same network in a second instance (its own scratch), for another search
         thread."""
-        return HexNNUEEvaluator(self.ft_weight, self.ft_bias, self.layers, size=self.size,
-                                tanh_output=self.tanh_output, scale=self.scale,
-                                lo=self.lo, hi=self.hi)
+        out = HexNNUEEvaluator(self.ft_weight, self.ft_bias, self.layers, size=self.size,
+                               tanh_output=self.tanh_output, scale=self.scale,
+                               lo=self.lo, hi=self.hi)
+        out.know = self.know.spawn() if self.know is not None else None
+        return out
 
     cdef void _refresh(self, const int8_t* cells) noexcept nogil:
         """Both views' sums of ``cells`` into ``acc`` (Black's view first): moved from
@@ -169,6 +174,13 @@ cdef class HexNNUEEvaluator(NNUEHead):
 
     cdef double _value(self, HexState h) noexcept nogil:
         return self._finish(self._raw(h.cells, h.side), h.side)
+
+    cdef int c_knowledge(self, GameState s, int8_t* keep) noexcept nogil:
+        # the network values; the proofs and mustplays are the knowledge evaluator's (the
+        # VC evaluator's, which a best-first search prunes lost children by)
+        if self.know is None:
+            return KNOW_NONE
+        return self.know.c_knowledge(s, keep)
 
     def check_state(self, GameState s) -> None:
         """ValueError unless ``s`` is a Hex state of this network's size (what
