@@ -187,8 +187,8 @@ def nnue(fc: tuple[int, ...], preset: str = "", base: str = "") -> Architecture:
 # as a correction to the C heuristic (a leaf costs the heuristic and a head of 43 inputs);
 # ``hybrid_small``: ``nnue_small``'s. ``hybrid`` (EinStein): a small mlp correcting it.
 # ``nnue`` (Hex): 128 sums a view over the stones and the empty cells' patterns, a head of
-# two layers of 32 (the sums refreshed a value); ``nnue_tiny`` (Hex) and ``tiny``: tests
-# only.
+# two layers of 32 (the sums moved from board to board by the changed cells);
+# ``nnue_tiny`` (Hex) and ``tiny``: tests only.
 PRESETS: dict[str, dict[str, Architecture]] = {
     "hex": {
         "paper": resnet(83, 4, (74,), "paper"),
