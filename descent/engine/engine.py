@@ -227,7 +227,11 @@ class Engine:
         search that cannot read it is an error."""
         from descent.search_cy.eval.evaluator import HeuristicEvaluator
 
-        if search_name not in BEST_FIRST or not isinstance(evaluator, HeuristicEvaluator):
+        # a network model (even one computed in C, a HeuristicEvaluator too) values the
+        # children itself: the action values are for the heuristic's searches only
+        network = resolve_model(settings.model, game) is not None
+        if search_name not in BEST_FIRST or network \
+                or not isinstance(evaluator, HeuristicEvaluator):
             if settings.policy and settings.policy.lower() != "none":
                 reader = ("a network model's search" if search_name in BEST_FIRST
                           else search_name)

@@ -173,3 +173,23 @@ def test_best_first_searches_value_children_by_a_policys_action_values(
     with pytest.raises(EngineError, match="a network model's search"):
         Engine(Settings(game="hex(size=5)", model=str(hex5_model_file), policy=str(path),
                         search="ubfms", hash_mb=16))
+
+
+def test_a_native_network_model_values_the_best_first_searches_children_itself(
+        tmp_path: Path) -> None:
+    """The action values are for the heuristic's searches: a model computed in C (here
+    the Hex nnue, with the VC evaluator's proofs beside it) values the children itself."""
+    from descent.engine.engine import EngineError
+    from descent.nets.arch import preset
+    from descent.nets.modelfile import make_model
+    from descent.search_cy.eval.hex_nnue_eval import HexNNUEEvaluator
+
+    path = save_model(make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=2),
+                      tmp_path / "nnue.dnet")
+    e = Engine(Settings(game="hex(size=5)", model=str(path), search="ubfms", hash_mb=16,
+                        seed=1))
+    assert type(e.search.evaluator) is HexNNUEEvaluator and e.search.evaluator.know is not None
+    assert e.describe()["evaluator"] == f"network:{path}" and e.describe()["policy"] == ""
+    assert e.think(Limits(iterations=200)).action in e.state.legal_actions()
+    with pytest.raises(EngineError, match="a network model's search"):
+        e.set_option("policy", "descent/nets/shipped/policy/hex-size11.dnet")
