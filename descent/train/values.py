@@ -149,12 +149,14 @@ def examples(labels: Labels, positions: npt.NDArray[np.int64],
     for p, state in _replay(labels, positions, pre_roll):
         kept = [0] + ([k for k in range(1, state.num_symmetries)
                        if not state.symmetry_swaps_colours(k)] if symmetries else [])
+        # one heuristic value a position: the symmetries kept leave it as it is
+        value = float(h.evaluate([state])[0]) if h is not None else 0.0
         for k in kept:
             rows.append(p)
             planes.append((np.asarray(state.encode(symmetry=k), np.float32) > 0.5)
                           .astype(np.uint8))
             if h is not None:
-                heuristic.append(float(h.evaluate([state])[0]))
+                heuristic.append(value)
     index = np.array(rows, dtype=np.int64)
     x = np.stack(planes) if planes else np.zeros((0,), np.uint8)
     # the side the encoding says is to move (to roll at a chance node): the model's view
