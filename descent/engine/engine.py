@@ -175,6 +175,9 @@ class Engine:
                                   terminal=terminal, max_plies=max_plies,
                                   threads=settings.threads, gather=scoring["on_gpu"])
             policy_name = ""
+            if settings.value_mix > 0.0 and not (network and search_name == "rave"):
+                raise EngineError("value_mix mixes a value network's leaf values into rave "
+                                  "(a model and search=rave)")
             if search_name == "rave":
                 search = (self._rave_with_value(evaluator, settings, game, params) if network
                           else make_search(search_name, evaluator, params))
@@ -257,8 +260,9 @@ class Engine:
                          params: SearchParams) -> SearchRunner:
         """``rave`` with a model: the search keeps the Hex heuristic's knowledge and its
         playouts, and the network gives the children of every node it reaches enough
-        visits virtual visits at its odds (RaveSearch.value): an mlp network in C at 20
-        visits, any other in one batch call a node at DEFAULT_VALUE_AT_BATCH."""
+        visits virtual visits at its odds (RaveSearch.value): a network in C at 20
+        visits, any other in one batch call a node at DEFAULT_VALUE_AT_BATCH. A network in
+        C also values every simulation's leaf where ``value_mix`` asks it to."""
         from descent.search_cy.eval.evaluator import HeuristicEvaluator
         from descent.search_cy.eval.heuristics import heuristic_for
         from descent.search_cy.search.rave import DEFAULT_VALUE_AT_BATCH
@@ -273,7 +277,11 @@ class Engine:
         rave: Any = search.impl
         rave.value = network
         if not isinstance(network, HeuristicEvaluator):
+            if settings.value_mix > 0.0:
+                raise EngineError("value_mix: rave values every simulation's leaf only with "
+                                  "a network computed in C (an mlp or an nnue model)")
             rave.value_at = DEFAULT_VALUE_AT_BATCH
+        rave.value_mix = settings.value_mix
         return search
 
     def _commit(self, built: dict[str, Any]) -> None:
@@ -312,7 +320,7 @@ class Engine:
     def describe(self) -> dict[str, Any]:
         """Start-up facts for logs and ``version`` replies (``action_visits`` and
         ``minimax_weight``: how rave reads the policy's action values, 0 where it has no
-        value heads;
+        value heads; ``value_mix``: the share of rave's leaf values in a score, 0 for none;
         ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
         values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
@@ -325,6 +333,7 @@ class Engine:
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "minimax_weight": minimax,
+                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0)),
                 "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 

@@ -394,6 +394,8 @@ class GtpProtocol(GtpFramedProtocol):
             policy += f" action_visits={facts['action_visits']}"
         if facts.get("minimax_weight"):
             policy += f" minimax_weight={facts['minimax_weight']:g}"
+        if facts.get("value_mix"):
+            policy += f" value_mix={facts['value_mix']:g}"
         return (f"{__version__} search={facts['search']} evaluator={facts['evaluator']}"
                 f"{policy} strength={facts['strength']}")
 

@@ -219,11 +219,13 @@ def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, 
 
 
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
-                 seconds: float, positions: int = 12, seed: int = 5) -> dict[str, float]:
+                 seconds: float, positions: int = 12, seed: int = 5,
+                 value_mix: float = 0.0) -> dict[str, float]:
     """``rave``'s simulations a second on positions of a Hex labels folder
     (descent/train/policy.py's ``rave_rates``: without a network, the reference measured
     in the same run) with the value network in C at each of ``thresholds`` visits
-    (``RaveSearch.value_at``; its default virtual visits)."""
+    (``RaveSearch.value_at``; its default virtual visits), and with ``value_mix`` > 0 at
+    the end of every simulation's walk too."""
     from descent.nets.evaluator import network_evaluator
     from descent.search_cy.eval.evaluator import HeuristicEvaluator
     from descent.search_cy.games.registry import make_game
@@ -238,6 +240,7 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
     def at(visits: int) -> Callable[[Any, Any], None]:
         def setup(impl: Any, state: Any) -> None:
             impl.value, impl.value_at = evaluator, visits
+            impl.value_mix = value_mix
         return setup
 
     return rave_rates(labels_folder, {f"value_at={t}": at(t) for t in thresholds}, seconds,
@@ -444,6 +447,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     b = sub.add_parser("bench", help="rave's simulations a second on Hex labels' positions "
                                      "with the network in C, against none in the same run")
     bench_arguments(b, "value_at", "20")
+    b.add_argument("--value-mix", type=float, default=0.0,
+                   help="the share of the leaf values in a score (rave's value_mix; 0: none)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -451,7 +456,7 @@ def run(args: argparse.Namespace) -> int:
         from descent.train.policy import print_rates
 
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
-                             args.time, args.positions)
+                             args.time, args.positions, value_mix=args.value_mix)
         print_rates(rates)
         return 0
     if args.values_command == "curve":

@@ -70,13 +70,29 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     d = e.think(Limits(iterations=400))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert rave.value.positions > 0          # the root's children, valued in C
-    # a convolutional network is called in batches, at nodes of more visits
+    assert rave.value_mix == 0.0 and e.describe()["value_mix"] == 0.0
+    # value_mix: the network in C also values every simulation's leaf
+    valued = rave.value.positions
+    e.set_option("value_mix", 0.5)
+    rave = e.search.impl
+    assert rave.value_mix == 0.5 and e.describe()["value_mix"] == 0.5
+    e.think(Limits(iterations=400))
+    assert rave.value.positions > valued + 300
+    # a convolutional network is called in batches, at nodes of more visits, and
+    # cannot value every leaf
     e = Engine(Settings(game=game, model=str(hex5_model_file), search="rave", hash_mb=16, seed=1,
                         backend="onnxruntime"))
     rave = e.search.impl
     assert isinstance(rave.value, BatchEvaluator) and rave.value_at == DEFAULT_VALUE_AT_BATCH
     e.think(Limits(iterations=DEFAULT_VALUE_AT_BATCH + 50))
     assert rave.value.positions > 0 and rave.value.batches > 0
+    with pytest.raises(EngineError, match="value_mix"):
+        e.set_option("value_mix", 0.5)
+    assert e.search.impl is rave                 # the engine as it was
+    with pytest.raises(EngineError, match="value_mix"):
+        Engine(Settings(game=game, model="none", search="rave", value_mix=0.5, hash_mb=16))
+    with pytest.raises(ValueError, match="value_mix"):
+        Settings(value_mix=-0.1)
     # a network valued in depth units is not odds: refused by name
     depth = ValueSpec(scale=26.0, lo=-26.0, hi=26.0, heuristic="depth_add", max_plies=25)
     path = save_model(make_model(game, preset("hex", "mlp"), value=depth, seed=3),

@@ -23,6 +23,9 @@ cdef struct Child:
     float av              # a network's value of the move for the player to move at the
                           # parent, as a win probability, backed up by implicit minimax
                           # (-1: none)
+    float vw              # the value network's leaf values below the move, summed as win
+                          # probabilities of that player (one a visit, virtual visits at
+                          # their odds; rave's value_mix)
 
 
 cdef void expansion_prior(Child* ch, int k, const int8_t* board, int side, int last,

@@ -57,6 +57,8 @@ cdef class RaveTree(HexPlayout):
     cdef bint value_in_c              # ... computed in C without the GIL (an mlp model)
     cdef int value_at, value_visits
     cdef bint use_value
+    cdef double value_mix             # the share of the leaf values' mean in a child's score
+    cdef bint use_mix                 # ... and whether they are read (a network in C)
     cdef double* vbuf                 # the values of a node's children, one batch
     cdef int* vslot                   # each child's place in it, -1 for none
     cdef object value_error           # what a batch network raised (run raises it)
@@ -113,7 +115,8 @@ cdef class RaveTree(HexPlayout):
     cdef void _descend(self, Walk* w) noexcept nogil
     cdef void _play_child(self, Child* ch, Walk* w) noexcept nogil
     cdef int _leaf_playout(self, Walk* w) noexcept nogil
-    cdef void _backup(self, int depth, int winner) noexcept nogil
+    cdef double _leaf_value(self, Walk* w) noexcept nogil
+    cdef void _backup(self, int depth, int winner, double black) noexcept nogil
     cdef void _prove(self, int32_t idx) noexcept nogil
     cdef void run_chunk(self, int k) noexcept nogil
     # reading the tree

@@ -17,9 +17,13 @@ plus ``c_pb * prior / sqrt(n + 1)`` (the progressive bias of the prior,
 ``minimax_weight`` (alpha) is set, the blended mean becomes
 ``(1 - alpha) mean + alpha av``: ``av`` is the network's value of the move, replaced once
 the child's own children are valued by one minus the best of theirs (implicit minimax
-backups, Lanctot, Winands, Pepels and Sturtevant 2014). All-moves-as-first (AMAF): after each playout every child of
-every node on the path whose cell ended in the colour of that node's player to move is
-counted as if it had been played first.
+backups, Lanctot, Winands, Pepels and Sturtevant 2014). With a value network computed in
+C and ``value_mix`` (lambda) set, every simulation also values the position where its
+walk ended (AlphaGo's mixed leaf evaluation, Silver et al. 2016), each child on the path
+sums those values (``vw``), and the blended mean becomes ``(1 - lambda) mean + lambda
+vw / n`` before the implicit minimax. All-moves-as-first (AMAF): after each playout every
+child of every node on the path whose cell ended in the colour of that node's player to
+move is counted as if it had been played first.
 
 Proven results back up as in an MCTS-Solver: a node where the last move connected is a
 loss for the player to move; a node with a child lost for the opponent is won; a node
@@ -52,8 +56,10 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
 
 
 cdef inline double _mixed(RaveTree self, Child* ch, double q) noexcept nogil:
-    """A child's mean ``q`` with the share ``minimax_weight`` of its backed-up value,
-    where it has one."""
+    """A child's mean ``q`` with the share ``value_mix`` of its leaf values' mean, then
+    the share ``minimax_weight`` of its backed-up value, where it has them."""
+    if self.use_mix and ch.n > 0:
+        q += self.value_mix * (ch.vw / ch.n - q)
     return q + self.minimax_weight * (ch.av - q) if ch.av >= 0.0 else q
 
 
@@ -83,6 +89,7 @@ cdef inline void _virtual(RaveTree self, Child* ch, double v, int side) noexcept
     q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
     ch.n += self.value_visits
     ch.w += <int32_t>(q * self.value_visits + 0.5)
+    ch.vw += <float>(q * self.value_visits)
 
 
 cdef class RaveTree(HexPlayout):
@@ -116,6 +123,8 @@ cdef class RaveTree(HexPlayout):
         self.value_error = None
         self.value_at = 0
         self.value_visits = 0
+        self.value_mix = 0.0
+        self.use_mix = False
         self.know_at = KNOW_AT
         self.vc = None
         self.vc_at = 0
@@ -326,9 +335,10 @@ cdef class RaveTree(HexPlayout):
         self.use_policy = self.policy is not None and self.policy_at > 0 and self.policy.n == s.n
         self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
         self.value_in_c = isinstance(self.value, HeuristicEvaluator)
+        self.use_mix = self.value_in_c and self.value_mix > 0.0
         self.value_error = None
         self.pos = <HexState>s.c_clone() if (self.use_know or self.use_value or self.use_route
-                                             or self.use_policy) else None
+                                             or self.use_policy or self.use_mix) else None
         self.c_set_root(s.cells)      # the root board, and the pattern playouts' weights
 
     cdef int32_t _new_node(self, int side) noexcept nogil:
@@ -375,6 +385,7 @@ cdef class RaveTree(HexPlayout):
             ch[i].fill = 0
             ch[i].n = 0
             ch[i].w = 0
+            ch[i].vw = 0.0
             # rave_prior virtual AMAF visits at even odds (MoHex gives every move 8),
             # lest a child's first playouts decide whether it is ever tried
             ch[i].rn = self.rave_prior
@@ -515,6 +526,7 @@ cdef class RaveTree(HexPlayout):
             q = 0.0 if q < 0.0 else 1.0 if q > 1.0 else q
             ch[i].n += self.action_visits
             ch[i].w += <int32_t>(q * self.action_visits + 0.5)
+            ch[i].vw += <float>(q * self.action_visits)
             if self.minimax_weight > 0.0:
                 ch[i].av = <float>q
 
@@ -675,6 +687,7 @@ cdef class RaveTree(HexPlayout):
         proven (the search can stop)."""
         cdef Walk w
         cdef int winner
+        cdef double black
         w.ne = self.c_from_root()
         w.depth = 0
         w.side = self.root_side
@@ -687,10 +700,13 @@ cdef class RaveTree(HexPlayout):
             self.max_depth = w.depth
         if w.proven_winner >= 0:
             winner = w.proven_winner
+            black = 1.0 - winner
         else:
+            # the network reads the walk's end before the playout fills the board
+            black = self._leaf_value(&w) if self.use_mix else 0.0
             winner = self._leaf_playout(&w)
         self.sims += 1
-        self._backup(w.depth, winner)
+        self._backup(w.depth, winner, black)
         if w.leaf >= 0:
             self.nodes[w.leaf].visits += 1
         return self.nodes[0].proven != 0
@@ -789,9 +805,21 @@ cdef class RaveTree(HexPlayout):
         self.c_play_out(w.side, w.last, &w.ne)
         return 0 if self.c_black_wins() else 1
 
-    cdef void _backup(self, int depth, int winner) noexcept nogil:
+    cdef double _leaf_value(self, Walk* w) noexcept nogil:
+        """The value network's word on the position where the walk ended, as Black's
+        chance of winning."""
+        cdef double v
+        self._pos_down(w.depth)
+        v = (<HeuristicEvaluator>self.value).c_heuristic(self.pos)
+        self._pos_up(w.depth)
+        self.value.positions += 1
+        v = 0.5 * (1.0 + v)
+        return 0.0 if v < 0.0 else 1.0 if v > 1.0 else v
+
+    cdef void _backup(self, int depth, int winner, double black) noexcept nogil:
         """The result up the path, with AMAF over the final board (a proven end leaves
-        cells empty: those count for neither player), the proofs, and the implicit
+        cells empty: those count for neither player), the leaf's value (``black``:
+        Black's chance, where ``value_mix`` reads it), the proofs, and the implicit
         minimax: a node whose children carry action values gives its parent's record of
         it one minus the best of them (a proven child counts as a sure win or loss, one
         lost by knowledge as a loss)."""
@@ -809,6 +837,8 @@ cdef class RaveTree(HexPlayout):
             ch.n += 1
             if winner == nd.side:
                 ch.w += 1
+            if self.use_mix:
+                ch.vw += <float>(black if nd.side == 0 else 1.0 - black)
             colour = nd.side + 1
             kids = self.children + nd.first
             best = -1.0

@@ -36,6 +36,7 @@ DEFAULT_POLICY_AT: int
 DEFAULT_POLICY_WEIGHT: float
 DEFAULT_ACTION_VISITS: int
 DEFAULT_MINIMAX_WEIGHT: float
+DEFAULT_VALUE_MIX: float
 SHIPPED: object
 
 @disjoint_base
@@ -64,6 +65,7 @@ class RaveSearch:
     value: Evaluator | None
     value_at: int
     value_visits: int
+    value_mix: float
     route_at: int
     policy: HexPolicy | None
     policy_at: int
@@ -83,7 +85,8 @@ class RaveSearch:
                  value_at: int = ..., value_visits: int = ...,
                  route_at: int = ..., policy: HexPolicy | None = ...,
                  policy_at: int = ..., policy_weight: float = ...,
-                 action_visits: int = ..., minimax_weight: float = ...) -> None: ...
+                 action_visits: int = ..., minimax_weight: float = ...,
+                 value_mix: float = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

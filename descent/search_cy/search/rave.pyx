@@ -40,6 +40,15 @@ the action values also enter every score at such a node as implicit minimax back
 ``av`` the network's value of the move until the child's own children are valued, then
 one minus the best of theirs, backed up along the path.
 
+A value network (``value``): in C (an mlp or an nnue model), the children of a node of
+``value_at`` visits each get ``value_visits`` virtual visits at its odds; any other
+network does the same in one batch call at nodes of ``DEFAULT_VALUE_AT_BATCH`` visits.
+With ``value_mix`` (lambda) > 0, a network in C also values the position where each
+simulation's walk ended, before its playout, and each child's blended mean becomes
+``(1 - lambda) mean + lambda`` the mean of those values below it (AlphaGo's mixed leaf
+evaluation: a playout's noise and a network's bias, each partly averaged out by the
+other).
+
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
 and the mover's vulnerable cells get no child worth searching (``INFERIOR``): a best move
@@ -145,6 +154,7 @@ DEFAULT_POLICY_AT = 300           # a policy network's word at nodes this visite
 DEFAULT_POLICY_WEIGHT = 1.0       # ... the power of its probabilities in the prior
 DEFAULT_ACTION_VISITS = 8         # ... virtual visits at its action values (0: none)
 DEFAULT_MINIMAX_WEIGHT = 0.0      # ... the share of their implicit minimax in a score
+DEFAULT_VALUE_MIX = 0.0           # the share of a value network's leaf values in a score
 cdef double UNSTABLE_SHARE = 0.1  # a rival's visits, as a share of the best's, to count
 cdef int DECIDED_POLL = 16          # chunks between two checks of a decided move
 cdef double DECIDED_AFTER = 0.05    # seconds before the simulation rate is trusted
@@ -227,6 +237,7 @@ cdef class RaveSearch:
     cdef public Evaluator value         # a value network (in C: an mlp model), or None
     cdef public int value_at            # its word on the children of nodes this visited
     cdef public int value_visits        # ... as this many virtual visits (0: none)
+    cdef public double value_mix        # the share of its leaf values' mean in a score
     cdef public int route_at            # the prior's route factor at nodes this visited
     cdef public HexPolicy policy        # a move-policy network, or None
     cdef public int policy_at           # its word on the prior at nodes this visited
@@ -251,7 +262,8 @@ cdef class RaveSearch:
                  int policy_at=DEFAULT_POLICY_AT,
                  double policy_weight=DEFAULT_POLICY_WEIGHT,
                  int action_visits=DEFAULT_ACTION_VISITS,
-                 double minimax_weight=DEFAULT_MINIMAX_WEIGHT):
+                 double minimax_weight=DEFAULT_MINIMAX_WEIGHT,
+                 double value_mix=DEFAULT_VALUE_MIX):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -293,6 +305,9 @@ cdef class RaveSearch:
         if not 0.0 <= minimax_weight <= 1.0:
             raise ValueError("minimax_weight must be in [0, 1] (0: none)")
         self.minimax_weight = minimax_weight
+        if not 0.0 <= value_mix <= 1.0:
+            raise ValueError("value_mix must be in [0, 1] (0: none)")
+        self.value_mix = value_mix
         self.policy = policy
         self.policy_at = policy_at
         self.policy_weight = policy_weight
@@ -404,6 +419,7 @@ cdef class RaveSearch:
             t.plain_every = self.plain_every
             t.value_at = self.value_at
             t.value_visits = self.value_visits
+            t.value_mix = self.value_mix
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:
@@ -515,7 +531,8 @@ cdef class RaveSearch:
     def _subtree(self, path=()) -> tuple:
         """The first tree below ``path`` (moves from its root): (side to move,
         visits, children, proven); per child (move, visits, wins, AMAF visits, AMAF wins,
-        pruned, its own subtree or None, prior, implicit minimax value), for the tests
+        pruned, its own subtree or None, prior, implicit minimax value, leaf values' sum),
+        for the tests
         that hold a kept tree equal to the subtree it was cut from."""
         cdef RaveTree t = <RaveTree>self.trees[0]
         cdef int32_t idx = 0
@@ -636,7 +653,8 @@ cdef tuple _subtree_of(RaveTree t, int32_t idx):
         for i in range(nd.count):
             ch = t.children + nd.first + i
             out.append((ch.move, ch.n, ch.w, ch.rn, ch.rw, ch.pruned,
-                        _subtree_of(t, ch.node) if ch.node >= 0 else None, ch.prior, ch.av))
+                        _subtree_of(t, ch.node) if ch.node >= 0 else None, ch.prior, ch.av,
+                        ch.vw))
     return (nd.side, nd.visits, tuple(out), nd.proven)
 
 

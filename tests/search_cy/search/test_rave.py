@@ -102,7 +102,8 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
                           (0.0, True, False, 4, 3.0, 8, 3, 0),
                           (0.0, True, False, 4, 0.0, 0, 0, 50),
                           (0.0, True, False, 4, 0.0, 0, 0, "actions"),
-                          (0.0, True, False, 4, 0.0, 0, 0, "minimax")])
+                          (0.0, True, False, 4, 0.0, 0, 0, "minimax"),
+                          (0.0, True, False, 4, 0.0, 0, 0, "mix")])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
         rave_prior: int, plain: int, value: int | str) -> None:
@@ -110,7 +111,8 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
     # the fill-in (each playout's own, or "node": the last expanded node's), H-search's
     # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
     # selections that ignore RAVE, a value network's virtual visits (the two-distance
-    # heuristic standing in for one, with many visits), a policy network's action values
+    # heuristic standing in for one, with many visits) or its leaf values as the whole
+    # of every score ("mix"), a policy network's action values
     # (a random one's, at every node: as virtual visits, or as the whole of every score
     # by implicit minimax) and the prior's route factor (at every node,
     # redoing the pruning) must never make a proof wrong
@@ -139,6 +141,10 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             search.value = heuristic_for(state, "two_distance")
             search.value_at = 3
             search.value_visits = value
+        if value == "mix":
+            search.value = heuristic_for(state, "two_distance")
+            search.value_visits = 0
+            search.value_mix = 1.0
         if value in ("actions", "minimax"):
             from tests.search_cy.eval.test_hex_policy import random_policy
 
@@ -252,6 +258,57 @@ def test_the_value_network_is_deterministic_by_seed_and_moves_the_search() -> No
         search = rave(seed=9)
         search.value = heuristic_for(state, "two_distance")
         search.value_visits = visits
+        search.run(state, Stopper(iterations=3000))
+        runs.append([(c[0], c[1]) for c in search._subtree()[2]])
+    assert runs[1] == runs[2] and runs[0] != runs[1]
+
+
+def test_each_child_sums_the_leaf_values_of_the_simulations_through_it() -> None:
+    # value_mix: every simulation's walk ends at a node the network values (a proven
+    # one: the sure result), each child on the path adds that value for its mover; so a
+    # child's sum is its node's own value for each walk that ended there plus, for each
+    # child below, its visits less its sum (the other player's view)
+    state = position("hex(size=7)", ["d4", "c5"])
+    value = heuristic_for(state, "two_distance")
+    for mix in (0.0, 0.5):
+        search = rave(seed=3)
+        search.value = value
+        search.value_visits = 0                    # no virtual visits: each visit is a walk
+        search.value_mix = mix
+        search.run(state, Stopper(iterations=3000))
+        checked = 0
+        stack = [(search._subtree(), state.clone())]
+        while stack:
+            node, at = stack.pop()
+            for move, n, _w, *_, sub, _prior, _av, vw in node[2]:
+                if not mix:
+                    assert vw == 0.0                # nothing read
+                    continue
+                assert 0.0 <= vw <= n + 1e-3
+                if sub is None or sub[3] != 0 or n < 3:
+                    continue
+                after = at.clone()
+                after.apply_action(move)
+                below = sum(c[1] for c in sub[2])
+                own = 0.5 * (1.0 + float(value.evaluate([after])[0]))   # Black's chance
+                own = own if at.current_player() == 0 else 1.0 - own
+                expected = (n - below) * own + sum(c[1] - c[9] for c in sub[2])
+                assert vw == pytest.approx(expected, rel=1e-4, abs=1e-3)
+                checked += 1
+                stack.append((sub, after))
+        assert checked >= 50 or not mix
+    with pytest.raises(ValueError, match="value_mix"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), value_mix=1.5)
+
+
+def test_leaf_values_are_deterministic_by_seed_and_move_the_search() -> None:
+    state = position("hex(size=7)", ["d4", "c5"])
+    runs = []
+    for mix in (0.0, 0.5, 0.5):
+        search = rave(seed=9)
+        search.value = heuristic_for(state, "two_distance")
+        search.value_visits = 0
+        search.value_mix = mix
         search.run(state, Stopper(iterations=3000))
         runs.append([(c[0], c[1]) for c in search._subtree()[2]])
     assert runs[1] == runs[2] and runs[0] != runs[1]
@@ -665,7 +722,7 @@ def test_the_route_factor_redoes_the_prior_pruning() -> None:
     search.run(state, Stopper(iterations=1))
     children = search._subtree()[2]
     best = max(c[7] for c in children)
-    for _move, visits, *_, pruned, _sub, prior, _av in children:
+    for _move, visits, *_, pruned, _sub, prior, _av, _vw in children:
         if visits == 0:
             assert (pruned == 2) == (prior < 0.3 * best)   # SKIPPED_BY_PRIOR
     # cells the route gammas favour come back, those they disfavour are skipped

@@ -99,7 +99,7 @@ def test_action_values_are_each_root_childs_minimax_value_until_it_is_valued() -
         search.run(state, Stopper(iterations=300))
         children = search._subtree()[2]
         assert len(children) == len(state.legal_actions())
-        for move, n, w, *_, av in children:
+        for move, n, w, *_, av, _vw in children:
             assert n < 300 and w <= n           # no virtual visits
             if weight:
                 assert av == pytest.approx(odds(float(actions[move])), abs=1e-6)
@@ -112,7 +112,7 @@ def minimax_of(sub: tuple) -> float | None:
     children's values for its player to move (a proven child as a sure win or loss), or
     None where no child carries a value."""
     values = []
-    for *_, pruned, grand, _prior, av in sub[2]:
+    for *_, pruned, grand, _prior, av, _vw in sub[2]:
         if av < 0.0:
             continue
         if grand is not None and grand[3] != 0:
@@ -138,7 +138,7 @@ def test_implicit_minimax_backs_the_best_childs_value_up_the_tree(knowledge: boo
     while stack:
         node, depth = stack.pop()
         lost += sum(1 for c in node[2] if c[5] == 1 and c[8] >= 0.0)
-        for *_, grand, _prior, av in node[2]:
+        for *_, grand, _prior, av, _vw in node[2]:
             if grand is None:
                 continue
             backed = minimax_of(grand)
