@@ -25,6 +25,8 @@ cdef struct Node:
     int8_t proven         # 0 unknown, +1 the player to move wins, -1 it loses
     int8_t known          # KNOWN_GREEDY | KNOWN_VC ...: which knowledge was applied here
     int32_t visits
+    float value           # the value network's word on it as Black's chance (value_mix;
+                          # -1: not asked): a node is a walk's end until it is expanded
 
 
 cdef struct Walk:
@@ -59,6 +61,8 @@ cdef class RaveTree(HexPlayout):
     cdef bint use_value
     cdef double value_mix             # the share of the leaf values' mean in a child's score
     cdef bint use_mix                 # ... and whether they are read (a network in C)
+    cdef Evaluator leaf               # value's copy that values them (its own sums: the
+                                      # Hex nnue moves them between consecutive boards)
     cdef double* vbuf                 # the values of a node's children, one batch
     cdef int* vslot                   # each child's place in it, -1 for none
     cdef object value_error           # what a batch network raised (run raises it)

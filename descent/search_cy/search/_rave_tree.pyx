@@ -125,6 +125,7 @@ cdef class RaveTree(HexPlayout):
         self.value_visits = 0
         self.value_mix = 0.0
         self.use_mix = False
+        self.leaf = None
         self.know_at = KNOW_AT
         self.vc = None
         self.vc_at = 0
@@ -335,7 +336,7 @@ cdef class RaveTree(HexPlayout):
         self.use_policy = self.policy is not None and self.policy_at > 0 and self.policy.n == s.n
         self.use_value = self.value is not None and self.value_at > 0 and self.value_visits > 0
         self.value_in_c = isinstance(self.value, HeuristicEvaluator)
-        self.use_mix = self.value_in_c and self.value_mix > 0.0
+        self.use_mix = self.value_in_c and self.value_mix > 0.0 and self.leaf is not None
         self.value_error = None
         self.pos = <HexState>s.c_clone() if (self.use_know or self.use_value or self.use_route
                                              or self.use_policy or self.use_mix) else None
@@ -354,6 +355,7 @@ cdef class RaveTree(HexPlayout):
         self.nodes[i].proven = 0
         self.nodes[i].known = 0
         self.nodes[i].visits = 0
+        self.nodes[i].value = -1.0
         return i
 
     cdef bint _expand(self, int32_t idx, const int8_t* board, int side, int last) noexcept nogil:
@@ -807,14 +809,19 @@ cdef class RaveTree(HexPlayout):
 
     cdef double _leaf_value(self, Walk* w) noexcept nogil:
         """The value network's word on the position where the walk ended, as Black's
-        chance of winning."""
+        chance of winning (asked once a node: a node ends walks until it is expanded)."""
         cdef double v
+        if w.leaf >= 0 and self.nodes[w.leaf].value >= 0.0:
+            return self.nodes[w.leaf].value
         self._pos_down(w.depth)
-        v = (<HeuristicEvaluator>self.value).c_heuristic(self.pos)
+        v = (<HeuristicEvaluator>self.leaf).c_heuristic(self.pos)
         self._pos_up(w.depth)
         self.value.positions += 1
         v = 0.5 * (1.0 + v)
-        return 0.0 if v < 0.0 else 1.0 if v > 1.0 else v
+        v = 0.0 if v < 0.0 else 1.0 if v > 1.0 else v
+        if w.leaf >= 0:
+            self.nodes[w.leaf].value = <float>v
+        return v
 
     cdef void _backup(self, int depth, int winner, double black) noexcept nogil:
         """The result up the path, with AMAF over the final board (a proven end leaves

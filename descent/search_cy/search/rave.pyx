@@ -118,7 +118,7 @@ from descent.search_cy.eval.hex_prior cimport Child, INFERIOR
 from descent.search_cy.search._rave_tree cimport RaveTree, Node
 from descent.search_cy.search.stopper cimport (
     Stopper, STOP_RESOLVED, STOP_TIME, STOP_DECIDED)
-from descent.search_cy.eval.evaluator cimport Evaluator
+from descent.search_cy.eval.evaluator cimport Evaluator, HeuristicEvaluator
 from descent.search_cy.eval.hex_policy cimport HexPolicy
 
 from descent.search_cy.games.hex_patterns import shipped_weights
@@ -220,7 +220,8 @@ cdef class RaveSearch:
     cdef readonly list trees
     cdef list history                 # the moves to the last root searched
     cdef tuple _patterns              # (size, weights, HexPatterns) of the last search
-    cdef object _spawned_from         # the value network the trees' copies were made of
+    cdef tuple _spawned_from          # the value network the trees' copies were made of,
+                                      # and whether they have leaf copies (value_mix)
     cdef public double K, exploration, progressive_bias, prune_ratio
     cdef public int expand_at, know_at, vc_at
     cdef public object pattern_weights  # (pattern, local[, route] gammas), or None: no prior
@@ -374,12 +375,16 @@ cdef class RaveSearch:
                 except TypeError:
                     t.know = None         # an evaluator that cannot be duplicated
             self._spawned_from = None     # new trees: their value networks are to give
-        if self._spawned_from is not self.value:
-            # the first tree values with the network itself, the others with copies
-            self._spawned_from = self.value
+        mixing = self.value_mix > 0.0 and isinstance(self.value, HeuristicEvaluator)
+        if self._spawned_from is None or self._spawned_from[0] is not self.value \
+                or self._spawned_from[1] != mixing:
+            # the first tree values with the network itself, the others with copies; the
+            # leaves with copies of their own, whose sums stay near the leaves' boards
+            self._spawned_from = (self.value, mixing)
             for i, t in enumerate(self.trees):
                 t.value = None if self.value is None else \
                     self.value if i == 0 else self.value.spawn()
+                t.leaf = self.value.spawn() if mixing else None
         cdef uint64_t seed
         cdef HexPatterns pat = None
         if self.pattern_weights is not None and self.progressive_bias > 0.0:
