@@ -175,9 +175,6 @@ class Engine:
                                   terminal=terminal, max_plies=max_plies,
                                   threads=settings.threads, gather=scoring["on_gpu"])
             policy_name = ""
-            if settings.value_mix > 0.0 and not (network and search_name == "rave"):
-                raise EngineError("value_mix mixes a value network's leaf values into rave "
-                                  "(a model and search=rave)")
             if search_name == "rave":
                 search = (self._rave_with_value(evaluator, settings, game, params) if network
                           else make_search(search_name, evaluator, params))
@@ -276,12 +273,11 @@ class Engine:
                                                    settings.heuristic_weights), params)
         rave: Any = search.impl
         rave.value = network
-        if not isinstance(network, HeuristicEvaluator):
-            if settings.value_mix > 0.0:
-                raise EngineError("value_mix: rave values every simulation's leaf only with "
-                                  "a network computed in C (an mlp or an nnue model)")
+        if isinstance(network, HeuristicEvaluator):
+            rave.value_mix = settings.value_mix
+        else:
             rave.value_at = DEFAULT_VALUE_AT_BATCH
-        rave.value_mix = settings.value_mix
+            rave.value_mix = 0.0          # a network called in batches values no leaf
         return search
 
     def _commit(self, built: dict[str, Any]) -> None:
@@ -320,7 +316,8 @@ class Engine:
     def describe(self) -> dict[str, Any]:
         """Start-up facts for logs and ``version`` replies (``action_visits`` and
         ``minimax_weight``: how rave reads the policy's action values, 0 where it has no
-        value heads; ``value_mix``: the share of rave's leaf values in a score, 0 for none;
+        value heads; ``value_mix``: the share of rave's leaf values in a score, 0 where it
+        reads no network in C;
         ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
         values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
@@ -328,12 +325,14 @@ class Engine:
         actions = int(getattr(self.search.impl, "action_visits", 0)) if values else 0
         minimax = float(getattr(self.search.impl, "minimax_weight", 0.0)) if values else 0.0
         evaluator = self.evaluator_name
-        if self.search.evaluator is not self.evaluator:
+        if self.search.evaluator is not self.evaluator and self.search_name != "rave":
+            # (rave keeps the heuristic for its knowledge and reads the network beside it)
             evaluator = f"action-values:{self.policy_name}+{evaluator}"
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "minimax_weight": minimax,
-                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0)),
+                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0))
+                if getattr(self.search.impl, "value", None) is not None else 0.0,
                 "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 

@@ -64,7 +64,8 @@ class Settings:
     search: str = field(default="", metadata={
         "help": "rave | ubfms | ubfm | descent | mcts | expectiminimax (default: rave for "
                 "Hex, ubfms for Hex with a network, expectiminimax for the dice games; rave "
-                "plays Hex only, and reads a network as its children's virtual visits)"})
+                "plays Hex only, and reads a network as its children's virtual visits and, "
+                "with value_mix, at its leaves)"})
     strength: str = field(default="max", metadata={
         "help": "playing strength (Rminimax): max, master, expert, advanced, intermediate, "
                 "casual, novice, beginner, random (calibrated per game), 0..20, or theta=X"})

@@ -59,7 +59,11 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     from descent.search_cy.eval.evaluator import BatchEvaluator
     from descent.search_cy.eval.hex_eval import HexVCEvaluator
     from descent.search_cy.eval.mlp_eval import MLPEvaluator
-    from descent.search_cy.search.rave import DEFAULT_VALUE_AT, DEFAULT_VALUE_AT_BATCH
+    from descent.search_cy.search.rave import (
+        DEFAULT_VALUE_AT,
+        DEFAULT_VALUE_AT_BATCH,
+        DEFAULT_VALUE_MIX,
+    )
 
     game = "hex(size=5)"
     path = save_model(make_model(game, preset("hex", "mlp"), seed=3), tmp_path / "mlp.dnet")
@@ -70,27 +74,26 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     d = e.think(Limits(iterations=400))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert rave.value.positions > 0          # the root's children, valued in C
-    assert rave.value_mix == 0.0 and e.describe()["value_mix"] == 0.0
+    assert rave.value_mix == Settings().value_mix == DEFAULT_VALUE_MIX == 0.0
+    assert e.describe()["value_mix"] == 0.0 and e.describe()["evaluator"] == f"network:{path}"
     # value_mix: the network in C also values every simulation's leaf
-    valued = rave.value.positions
-    e.set_option("value_mix", 0.5)
-    rave = e.search.impl
-    assert rave.value_mix == 0.5 and e.describe()["value_mix"] == 0.5
-    e.think(Limits(iterations=400))
-    assert rave.value.positions > valued + 300
+    mixed = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1,
+                            value_mix=0.5))
+    assert mixed.search.impl.value_mix == 0.5 and mixed.describe()["value_mix"] == 0.5
+    mixed.think(Limits(iterations=400))
+    assert mixed.search.impl.value.positions > rave.value.positions + 100
     # a convolutional network is called in batches, at nodes of more visits, and
-    # cannot value every leaf
+    # values no leaf (value_mix does nothing with it)
     e = Engine(Settings(game=game, model=str(hex5_model_file), search="rave", hash_mb=16, seed=1,
-                        backend="onnxruntime"))
+                        backend="onnxruntime", value_mix=0.5))
     rave = e.search.impl
     assert isinstance(rave.value, BatchEvaluator) and rave.value_at == DEFAULT_VALUE_AT_BATCH
     e.think(Limits(iterations=DEFAULT_VALUE_AT_BATCH + 50))
     assert rave.value.positions > 0 and rave.value.batches > 0
-    with pytest.raises(EngineError, match="value_mix"):
-        e.set_option("value_mix", 0.5)
-    assert e.search.impl is rave                 # the engine as it was
-    with pytest.raises(EngineError, match="value_mix"):
-        Engine(Settings(game=game, model="none", search="rave", value_mix=0.5, hash_mb=16))
+    assert rave.value_mix == 0.0 and e.describe()["value_mix"] == 0.0
+    # without a network there is nothing to mix
+    assert Engine(Settings(game=game, model="none", hash_mb=16, value_mix=0.5)
+                  ).describe()["value_mix"] == 0.0
     with pytest.raises(ValueError, match="value_mix"):
         Settings(value_mix=-0.1)
     # a network valued in depth units is not odds: refused by name
