@@ -251,13 +251,16 @@ def test_a_batch_network_is_read_a_node_at_a_time_and_its_failure_is_raised() ->
     assert search.run(state, Stopper(iterations=50)).action in state.legal_actions()
 
 
-def test_the_value_network_is_deterministic_by_seed_and_moves_the_search() -> None:
+@pytest.mark.parametrize("read", ["visits", "leaves"])
+def test_the_value_network_is_deterministic_by_seed_and_moves_the_search(read: str) -> None:
+    # as the children's virtual visits, or at the walks' ends (value_mix)
     state = position("hex(size=7)", ["d4", "c5"])
     runs = []
-    for visits in (0, 16, 16):
+    for amount in (0, 16, 16):
         search = rave(seed=9)
         search.value = heuristic_for(state, "two_distance")
-        search.value_visits = visits
+        search.value_visits = amount if read == "visits" else 0
+        search.value_mix = amount / 32 if read == "leaves" else 0.0
         search.run(state, Stopper(iterations=3000))
         runs.append([(c[0], c[1]) for c in search._subtree()[2]])
     assert runs[1] == runs[2] and runs[0] != runs[1]
@@ -299,19 +302,6 @@ def test_each_child_sums_the_leaf_values_of_the_simulations_through_it() -> None
         assert checked >= 50 or not mix
     with pytest.raises(ValueError, match="value_mix"):
         RaveSearch(ZeroEvaluator(), SearchParams(), value_mix=1.5)
-
-
-def test_leaf_values_are_deterministic_by_seed_and_move_the_search() -> None:
-    state = position("hex(size=7)", ["d4", "c5"])
-    runs = []
-    for mix in (0.0, 0.5, 0.5):
-        search = rave(seed=9)
-        search.value = heuristic_for(state, "two_distance")
-        search.value_visits = 0
-        search.value_mix = mix
-        search.run(state, Stopper(iterations=3000))
-        runs.append([(c[0], c[1]) for c in search._subtree()[2]])
-    assert runs[1] == runs[2] and runs[0] != runs[1]
 
 
 def test_selections_without_rave_are_deterministic_by_seed_and_change_the_search() -> None:
