@@ -180,8 +180,8 @@ class Engine:
                           else make_search(search_name, evaluator, params))
                 policy_name = self._attach_policy(search, settings, game)
             else:
-                evaluator, policy_name = self._action_values(evaluator, search_name,
-                                                             settings, game)
+                evaluator, policy_name = self._action_values(evaluator, network,
+                                                             search_name, settings, game)
                 search = make_search(search_name, evaluator, params)
             built.update(search_name=search_name, search=search, policy_name=policy_name)
         return built
@@ -218,18 +218,18 @@ class Engine:
         return name
 
     @classmethod
-    def _action_values(cls, evaluator: Evaluator, search_name: str, settings: Settings,
-                       game: Game) -> tuple[Evaluator, str]:
+    def _action_values(cls, evaluator: Evaluator, network: bool, search_name: str,
+                       settings: Settings, game: Game) -> tuple[Evaluator, str]:
         """The evaluator of a search other than ``rave``, and the policy file it reads
         ("" for none): a best-first search over the Hex heuristic values its expansions'
         children by a policy network's action values (eval/hex_actions.pyx), when the
         policy (the setting's, else the shipped one) has value heads. A policy named for a
-        search that cannot read it is an error."""
+        search that cannot read it is an error. ``network``: the evaluator is a network
+        model's."""
         from descent.search_cy.eval.evaluator import HeuristicEvaluator
 
         # a network model (even one computed in C, a HeuristicEvaluator too) values the
         # children itself: the action values are for the heuristic's searches only
-        network = resolve_model(settings.model, game) is not None
         if search_name not in BEST_FIRST or network \
                 or not isinstance(evaluator, HeuristicEvaluator):
             if settings.policy and settings.policy.lower() != "none":
