@@ -331,8 +331,7 @@ class Engine:
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "minimax_weight": minimax,
-                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0))
-                if getattr(self.search.impl, "value", None) is not None else 0.0,
+                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0)),
                 "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 
