@@ -95,11 +95,13 @@ def ort_available() -> bool:
     return True
 
 
-def pick_device(name: str) -> str:
+def pick_device(name: str, setting: str = "update.device") -> str:
+    """``name`` (cpu, cuda or auto) as torch's device; ``setting`` names it in the error
+    where cuda is asked for and torch sees no GPU."""
     import torch
 
     if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("update.device = cuda, but torch sees no CUDA device")
+        raise ValueError(f"{setting} = cuda, but torch sees no CUDA device")
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return name

@@ -185,33 +185,38 @@ class ValueConfig:
     symmetries: bool = False    # also every colour-keeping symmetry of each training position
 
 
-def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.float32]:
-    """The network's outputs (its view: the side to move) on every example."""
+def predict(net: Any, data: ValueExamples, batch: int = 4096,
+            device: str = "cpu") -> npt.NDArray[np.float32]:
+    """The network's outputs (its view: the side to move) on every example, computed on
+    ``device`` (where the network is)."""
     import torch
 
     out = np.empty(len(data), np.float32)
     net.eval()
     with torch.no_grad():
         for s in range(0, len(data), batch):
-            out[s:s + batch] = net(*_inputs(data, slice(s, s + batch))).numpy()
+            rows = slice(s, s + batch)
+            out[s:s + batch] = net(*_inputs(data, rows, device)).cpu().numpy()
     return out
 
 
-def _inputs(data: ValueExamples, rows: Any) -> tuple[Any, ...]:
-    """The network's inputs for ``rows`` of ``data``: the planes, and the base's values
-    where the examples carry them."""
+def _inputs(data: ValueExamples, rows: Any, device: str = "cpu") -> tuple[Any, ...]:
+    """The network's inputs for ``rows`` of ``data`` on ``device``: the planes, and the
+    base's values where the examples carry them."""
     import torch
 
-    xb = torch.from_numpy(data.x[rows].astype(np.float32))
+    # the planes travel as bytes: a quarter of the floats' traffic to a GPU
+    xb = torch.from_numpy(data.x[rows]).to(device).float()
     if data.base is None:
         return (xb,)
-    return xb, torch.from_numpy(data.base[rows])
+    return xb, torch.from_numpy(data.base[rows]).to(device)
 
 
-def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, float]:
+def evaluate(net: Any, data: ValueExamples, outcome_weight: float,
+             device: str = "cpu") -> dict[str, float]:
     """Held-out loss against the target, and the correlation with the search's value (the
     side to move's view) on the positions it did not prove."""
-    y = predict(net, data)
+    y = predict(net, data, device=device)
     t = data.target(outcome_weight)
     search = data.target(0.0)
     u = ~data.proven
@@ -248,11 +253,13 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
 
 
 def train(folders: list[Path], run_dir: Path, epochs: int, *,
-          config: ValueConfig | None = None,
+          config: ValueConfig | None = None, device: str = "cpu",
           log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Trains (or resumes) the run in ``run_dir`` until it has ``epochs`` epochs on the
-    labels of ``folders``; returns the last epoch's metrics. The best held-out model so
-    far is ``run_dir/model.dnet``."""
+    labels of ``folders``, on ``device`` (cpu, cuda or auto: a GPU where torch sees one);
+    returns the last epoch's metrics. The best held-out model so far is
+    ``run_dir/model.dnet``; the checkpoint is the same on any device, so a run started on
+    a GPU resumes on a CPU."""
     import torch
 
     from descent.nets.arch import preset
@@ -261,8 +268,10 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
     from descent.nets.models import module_from_weights, weights_from_module
     from descent.search_cy.games.registry import make_game
     from descent.train.checkpoint import run_config
+    from descent.train.network import pick_device
 
     say = log or (lambda text: None)
+    device = pick_device(device, "device")
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg = run_config(run_dir, ValueConfig, config)
     labels = load(*folders)
@@ -290,21 +299,21 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
                              f"{cfg.preset} preset's {arch.family} {list(arch.fc)}"
                              f"{' on the heuristic' if arch.base else ''}")
     net: Any = module_from_weights(arch, tuple(train_set.x.shape[1:]),
-                                   start.weights if start else None, seed=cfg.seed)
+                                   start.weights if start else None, seed=cfg.seed).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     # the step size falls to a third after each epoch that did not lower the held-out loss
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.3, patience=0)
     ckpt = run_dir / "checkpoint.pt"
     epoch, best = 0, math.inf
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=True)
+        state = torch.load(ckpt, weights_only=True, map_location=device)
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
         epoch, best = int(state["epoch"]), float(state["best"])
         if int(state["test_positions"]) != len(test_set):
             best = math.inf       # other labels, another held-out set: a best anew
-    target = torch.from_numpy(train_set.target(cfg.outcome))
+    target = torch.from_numpy(train_set.target(cfg.outcome)).to(device)
     say(f"{len(train_set)} training and {len(test_set)} held-out positions "
         f"({labels.arrays['game_seed'].size} games); epoch {epoch} of {epochs}")
     metrics: dict[str, Any] = {}
@@ -315,13 +324,14 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
         total = 0.0
         for s in range(0, len(order), cfg.batch):
             idx = order[s:s + cfg.batch]
-            loss: Any = torch.mean((net(*_inputs(train_set, idx)) - target[idx]) ** 2)
+            loss: Any = torch.mean((net(*_inputs(train_set, idx, device))
+                                    - target[torch.from_numpy(idx).to(device)]) ** 2)
             opt.zero_grad()
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(idx)
         epoch += 1
-        held = evaluate(net, test_set, cfg.outcome)
+        held = evaluate(net, test_set, cfg.outcome, device)
         sched.step(held["loss"])
         metrics = {"epoch": epoch, "lr": opt.param_groups[0]["lr"],
                    "train_loss": total / len(train_set), "test_loss": held["loss"],
@@ -428,6 +438,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="start from this model file's weights (same preset): a network fitted "
                         "on cheaper labels, refined on these")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    t.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
+                   help="where the network trains (auto: a GPU where torch sees one)")
     t.add_argument("--max-games", type=int, default=0,
                    help="train on the first this many training games (0: all)")
     t.add_argument("--symmetries", action="store_true",
@@ -479,7 +491,7 @@ def run(args: argparse.Namespace) -> int:
                           weight_decay=args.weight_decay, outcome=args.outcome,
                           pre_roll=args.pre_roll, seed=args.seed, init=args.init,
                           max_games=args.max_games, symmetries=args.symmetries)
-        train(args.folders, args.run_dir, args.epochs, config=cfg,
+        train(args.folders, args.run_dir, args.epochs, config=cfg, device=args.device,
               log=lambda text: print(text, flush=True))
         return 0
     model = None if str(args.model) == "none" else args.model

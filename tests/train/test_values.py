@@ -22,7 +22,7 @@ from descent.train.values import (
     train,
 )
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +78,30 @@ def test_a_run_resumes_and_keeps_its_best_model(labels_folder: Path, tmp_path: P
     assert figures["positions"] > 0
     assert all(math.isfinite(figures[k]) for k in (
         "heuristic", "network", "search_result", "heuristic_result", "network_result"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="torch sees a GPU here")
+def test_a_run_on_a_gpu_where_torch_sees_none_is_refused(labels_folder: Path,
+                                                         tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="device = cuda, but torch sees no CUDA device"):
+        train([labels_folder], tmp_path / "run", 1,
+              config=ValueConfig(preset="nnue_tiny", batch=64), device="cuda")
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU that torch sees")
+def test_a_run_trained_on_a_gpu_resumes_on_the_cpu(labels_folder: Path,
+                                                   tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cfg = ValueConfig(preset="nnue_tiny", batch=64)
+    on_gpu = train([labels_folder], run, 1, config=cfg, device="cuda")
+    gpu_model = load_model(run / "model.dnet", "dicechess")
+    on_cpu = train([labels_folder], run, 2, config=cfg, device="cpu")
+    assert (on_gpu["epoch"], on_cpu["epoch"]) == (1, 2)
+    assert math.isfinite(on_cpu["test_loss"])
+    # the GPU's model file is an ordinary one: the CPU's evaluator reads it
+    figures = accuracy(run / "model.dnet", [labels_folder])
+    assert figures["positions"] > 0 and gpu_model.arch.preset == "nnue_tiny"
 
 
 def test_a_run_starts_from_a_model_of_its_preset_and_refuses_another(
