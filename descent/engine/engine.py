@@ -275,6 +275,7 @@ class Engine:
         rave.value = network
         if isinstance(network, HeuristicEvaluator):
             rave.value_mix = settings.value_mix
+            rave.value_fade = settings.value_fade
         else:
             rave.value_at = DEFAULT_VALUE_AT_BATCH
             rave.value_mix = 0.0          # a network called in batches values no leaf
@@ -317,7 +318,7 @@ class Engine:
         """Start-up facts for logs and ``version`` replies (``action_visits`` and
         ``minimax_weight``: how rave reads the policy's action values, 0 where it has no
         value heads; ``value_mix``: the share of rave's leaf values in a score, 0 where it
-        reads no network in C;
+        reads no network in C, and ``value_fade`` the child visits that halve it;
         ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
         values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
@@ -325,13 +326,15 @@ class Engine:
         actions = int(getattr(self.search.impl, "action_visits", 0)) if values else 0
         minimax = float(getattr(self.search.impl, "minimax_weight", 0.0)) if values else 0.0
         evaluator = self.evaluator_name
+        mix = float(getattr(self.search.impl, "value_mix", 0.0))
         if self.search.evaluator is not self.evaluator and self.search_name != "rave":
             # (rave keeps the heuristic for its knowledge and reads the network beside it)
             evaluator = f"action-values:{self.policy_name}+{evaluator}"
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "minimax_weight": minimax,
-                "value_mix": float(getattr(self.search.impl, "value_mix", 0.0)),
+                "value_mix": mix,
+                "value_fade": float(getattr(self.search.impl, "value_fade", 0.0)) if mix else 0.0,
                 "hash_mb": self.settings.hash_mb,
                 "strength": self.settings.strength, "seed": self.settings.seed}
 

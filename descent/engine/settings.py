@@ -53,6 +53,9 @@ class Settings:
         "help": "rave with a value network in C (an mlp or an nnue model): the share of the "
                 "network's values of the simulations' leaves in a child's score (AlphaGo's "
                 "lambda; 0: none)"})
+    value_fade: float = field(default=0.0, metadata={
+        "help": "with value_mix: the child visits at which the leaf values' share is halved, "
+                "fading as the child's playouts grow (0: the share value_mix at every child)"})
     heuristic: str = field(default="", metadata={
         "help": "the game's heuristic evaluator where no network is used (Hex: vc | "
                 "two_distance; dice chess: material | features; default: the first)"})
@@ -102,6 +105,8 @@ class Settings:
             raise ValueError("minimax_weight must be in [0, 1]")
         if not 0.0 <= self.value_mix <= 1.0:
             raise ValueError("value_mix must be in [0, 1]")
+        if self.value_fade < 0.0:
+            raise ValueError("value_fade must be >= 0")
         if self.transport not in ("stdio", "mqtt"):
             raise ValueError("transport must be stdio or mqtt")
         if self.move_overhead_ms < 0:

@@ -396,6 +396,8 @@ class GtpProtocol(GtpFramedProtocol):
             policy += f" minimax_weight={facts['minimax_weight']:g}"
         if facts.get("value_mix"):
             policy += f" value_mix={facts['value_mix']:g}"
+        if facts.get("value_fade"):
+            policy += f" value_fade={facts['value_fade']:g}"
         return (f"{__version__} search={facts['search']} evaluator={facts['evaluator']}"
                 f"{policy} strength={facts['strength']}")
 

@@ -80,8 +80,12 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     mixed = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1,
                             value_mix=0.5))
     assert mixed.search.impl.value_mix == 0.5 and mixed.describe()["value_mix"] == 0.5
+    assert mixed.describe()["value_fade"] == 0.0
     mixed.think(Limits(iterations=400))
     assert mixed.search.impl.value.positions > rave.value.positions + 100
+    faded = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1,
+                            value_mix=0.5, value_fade=200.0))
+    assert faded.search.impl.value_fade == 200.0 and faded.describe()["value_fade"] == 200.0
     # a convolutional network is called in batches, at nodes of more visits, and
     # values no leaf (value_mix does nothing with it)
     e = Engine(Settings(game=game, model=str(hex5_model_file), search="rave", hash_mb=16, seed=1,
@@ -96,6 +100,8 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
                   ).describe()["value_mix"] == 0.0
     with pytest.raises(ValueError, match="value_mix"):
         Settings(value_mix=-0.1)
+    with pytest.raises(ValueError, match="value_fade"):
+        Settings(value_fade=-1.0)
     # a network valued in depth units is not odds: refused by name
     depth = ValueSpec(scale=26.0, lo=-26.0, hi=26.0, heuristic="depth_add", max_plies=25)
     path = save_model(make_model(game, preset("hex", "mlp"), value=depth, seed=3),

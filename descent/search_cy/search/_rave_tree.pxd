@@ -60,6 +60,7 @@ cdef class RaveTree(HexPlayout):
     cdef int value_at, value_visits
     cdef bint use_value
     cdef double value_mix             # the share of the leaf values' mean in a child's score
+    cdef double value_fade            # ... halved at a child of this many visits (0: kept)
     cdef bint use_mix                 # ... and whether they are read (a network in C)
     cdef Evaluator leaf               # value's copy that values them (its own sums: the
                                       # Hex nnue moves them between consecutive boards)

@@ -21,9 +21,10 @@ backups, Lanctot, Winands, Pepels and Sturtevant 2014). With a value network com
 C and ``value_mix`` (lambda) set, every simulation also values the position where its
 walk ended (AlphaGo's mixed leaf evaluation, Silver et al. 2016), each child on the path
 sums those values (``vw``), and the blended mean becomes ``(1 - lambda) mean + lambda
-vw / n`` before the implicit minimax. All-moves-as-first (AMAF): after each playout every
-child of every node on the path whose cell ended in the colour of that node's player to
-move is counted as if it had been played first.
+vw / n`` before the implicit minimax; with ``value_fade`` (F) the share is ``lambda F /
+(F + n)``, the network's word fading as the child's playouts grow. All-moves-as-first
+(AMAF): after each playout every child of every node on the path whose cell ended in the
+colour of that node's player to move is counted as if it had been played first.
 
 Proven results back up as in an MCTS-Solver: a node where the last move connected is a
 loss for the player to move; a node with a child lost for the opponent is won; a node
@@ -56,10 +57,17 @@ cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
 
 
 cdef inline double _mixed(RaveTree self, Child* ch, double q) noexcept nogil:
-    """A child's mean ``q`` with the share ``value_mix`` of its leaf values' mean, then
-    the share ``minimax_weight`` of its backed-up value, where it has them."""
+    """A child's mean ``q`` with the share ``value_mix`` of its leaf values' mean (times
+    ``value_fade / (value_fade + n)`` where a fade is set), then the share
+    ``minimax_weight`` of its backed-up value, where it has them."""
+    cdef double share
     if self.use_mix and ch.n > 0:
-        q += self.value_mix * (ch.vw / ch.n - q)
+        share = self.value_mix
+        if self.value_fade > 0.0:
+            # the network's word counts most where the child's own playouts are few, as
+            # RAVE's AMAF share does (a deep search's playouts outgrow a network's bias)
+            share *= self.value_fade / (self.value_fade + ch.n)
+        q += share * (ch.vw / ch.n - q)
     return q + self.minimax_weight * (ch.av - q) if ch.av >= 0.0 else q
 
 
@@ -124,6 +132,7 @@ cdef class RaveTree(HexPlayout):
         self.value_at = 0
         self.value_visits = 0
         self.value_mix = 0.0
+        self.value_fade = 0.0
         self.use_mix = False
         self.leaf = None
         self.know_at = KNOW_AT

@@ -66,6 +66,7 @@ class RaveSearch:
     value_at: int
     value_visits: int
     value_mix: float
+    value_fade: float
     route_at: int
     policy: HexPolicy | None
     policy_at: int
@@ -86,7 +87,7 @@ class RaveSearch:
                  route_at: int = ..., policy: HexPolicy | None = ...,
                  policy_at: int = ..., policy_weight: float = ...,
                  action_visits: int = ..., minimax_weight: float = ...,
-                 value_mix: float = ...) -> None: ...
+                 value_mix: float = ..., value_fade: float = ...) -> None: ...
     def clear(self) -> None: ...
     def root_lead(self) -> tuple[int, bool]: ...
     def run(self, state: GameState, stopper: Stopper) -> SearchResult: ...

@@ -47,7 +47,9 @@ With ``value_mix`` (lambda) > 0, a network in C also values the position where e
 simulation's walk ended, before its playout, and each child's blended mean becomes
 ``(1 - lambda) mean + lambda`` the mean of those values below it (AlphaGo's mixed leaf
 evaluation: a playout's noise and a network's bias, each partly averaged out by the
-other).
+other). With ``value_fade`` (F) > 0 the share is ``lambda F / (F + n)`` at a child of
+``n`` visits: the network speaks at the tree's thin edge, the playouts where they are
+many.
 
 Inferior cells (``games/hex_inferior.pyx``, MoHex's inferior-cell analysis from each
 cell's ring of neighbours): at expansion, dead cells, captured cells (after their fill-in)
@@ -239,6 +241,7 @@ cdef class RaveSearch:
     cdef public int value_at            # its word on the children of nodes this visited
     cdef public int value_visits        # ... as this many virtual visits (0: none)
     cdef public double value_mix        # the share of its leaf values' mean in a score
+    cdef public double value_fade       # ... halved at a child of this many visits (0: kept)
     cdef public int route_at            # the prior's route factor at nodes this visited
     cdef public HexPolicy policy        # a move-policy network, or None
     cdef public int policy_at           # its word on the prior at nodes this visited
@@ -264,7 +267,7 @@ cdef class RaveSearch:
                  double policy_weight=DEFAULT_POLICY_WEIGHT,
                  int action_visits=DEFAULT_ACTION_VISITS,
                  double minimax_weight=DEFAULT_MINIMAX_WEIGHT,
-                 double value_mix=DEFAULT_VALUE_MIX):
+                 double value_mix=DEFAULT_VALUE_MIX, double value_fade=0.0):
         if rave_k <= 0.0:
             raise ValueError("rave_k must be > 0")
         if exploration < 0.0:
@@ -309,6 +312,9 @@ cdef class RaveSearch:
         if not 0.0 <= value_mix <= 1.0:
             raise ValueError("value_mix must be in [0, 1] (0: none)")
         self.value_mix = value_mix
+        if value_fade < 0.0:
+            raise ValueError("value_fade must be >= 0 (0: the share value_mix everywhere)")
+        self.value_fade = value_fade
         self.policy = policy
         self.policy_at = policy_at
         self.policy_weight = policy_weight
@@ -425,6 +431,7 @@ cdef class RaveSearch:
             t.value_at = self.value_at
             t.value_visits = self.value_visits
             t.value_mix = self.value_mix
+            t.value_fade = max(0.0, self.value_fade)
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:

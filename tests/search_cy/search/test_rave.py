@@ -103,7 +103,8 @@ def test_the_solver_proves_the_empty_board_and_plays_a_winning_move(
                           (0.0, True, False, 4, 0.0, 0, 0, 50),
                           (0.0, True, False, 4, 0.0, 0, 0, "actions"),
                           (0.0, True, False, 4, 0.0, 0, 0, "minimax"),
-                          (0.0, True, False, 4, 0.0, 0, 0, "mix")])
+                          (0.0, True, False, 4, 0.0, 0, 0, "mix"),
+                          (0.0, True, False, 4, 0.0, 0, 0, "faded mix")])
 def test_proven_children_agree_with_brute_force_on_random_positions(
         prune_ratio: float, inferior: bool, fill_in: bool | str, vc_at: int, vcm: float,
         rave_prior: int, plain: int, value: int | str) -> None:
@@ -112,7 +113,8 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
     # knowledge (at nearly every node), its VC maintenance, virtual AMAF visits,
     # selections that ignore RAVE, a value network's virtual visits (the two-distance
     # heuristic standing in for one, with many visits) or its leaf values as the whole
-    # of every score ("mix"), a policy network's action values
+    # of every score ("mix"; "faded mix": fading with the child's visits), a policy
+    # network's action values
     # (a random one's, at every node: as virtual visits, or as the whole of every score
     # by implicit minimax) and the prior's route factor (at every node,
     # redoing the pruning) must never make a proof wrong
@@ -141,10 +143,11 @@ def test_proven_children_agree_with_brute_force_on_random_positions(
             search.value = heuristic_for(state, "two_distance")
             search.value_at = 3
             search.value_visits = value
-        if value == "mix":
+        if value in ("mix", "faded mix"):
             search.value = heuristic_for(state, "two_distance")
             search.value_visits = 0
             search.value_mix = 1.0
+            search.value_fade = 10.0 if value == "faded mix" else 0.0
         if value in ("actions", "minimax"):
             from tests.search_cy.eval.test_hex_policy import random_policy
 
@@ -251,19 +254,28 @@ def test_a_batch_network_is_read_a_node_at_a_time_and_its_failure_is_raised() ->
     assert search.run(state, Stopper(iterations=50)).action in state.legal_actions()
 
 
-@pytest.mark.parametrize("read", ["visits", "leaves"])
+@pytest.mark.parametrize("read", ["visits", "leaves", "faded leaves"])
 def test_the_value_network_is_deterministic_by_seed_and_moves_the_search(read: str) -> None:
-    # as the children's virtual visits, or at the walks' ends (value_mix)
+    # as the children's virtual visits, or at the walks' ends (value_mix), its share
+    # there kept or fading with the child's visits (value_fade)
     state = position("hex(size=7)", ["d4", "c5"])
     runs = []
     for amount in (0, 16, 16):
         search = rave(seed=9)
         search.value = heuristic_for(state, "two_distance")
         search.value_visits = amount if read == "visits" else 0
-        search.value_mix = amount / 32 if read == "leaves" else 0.0
+        search.value_mix = amount / 32 if read != "visits" else 0.0
+        search.value_fade = 50.0 if read == "faded leaves" else 0.0
         search.run(state, Stopper(iterations=3000))
         runs.append([(c[0], c[1]) for c in search._subtree()[2]])
     assert runs[1] == runs[2] and runs[0] != runs[1]
+    if read == "faded leaves":
+        # the fade is read: the same share kept at every child searches otherwise
+        kept = rave(seed=9)
+        kept.value = heuristic_for(state, "two_distance")
+        kept.value_visits, kept.value_mix = 0, 0.5
+        kept.run(state, Stopper(iterations=3000))
+        assert [(c[0], c[1]) for c in kept._subtree()[2]] != runs[1]
 
 
 def test_each_child_sums_the_leaf_values_of_the_simulations_through_it() -> None:
@@ -302,6 +314,8 @@ def test_each_child_sums_the_leaf_values_of_the_simulations_through_it() -> None
         assert checked >= 50 or not mix
     with pytest.raises(ValueError, match="value_mix"):
         RaveSearch(ZeroEvaluator(), SearchParams(), value_mix=1.5)
+    with pytest.raises(ValueError, match="value_fade"):
+        RaveSearch(ZeroEvaluator(), SearchParams(), value_fade=-1.0)
 
 
 def test_selections_without_rave_are_deterministic_by_seed_and_change_the_search() -> None:
