@@ -185,12 +185,12 @@ class ValueConfig:
     symmetries: bool = False    # also every colour-keeping symmetry of each training position
 
 
-def predict(net: Any, data: ValueExamples, batch: int = 4096,
-            device: str = "cpu") -> npt.NDArray[np.float32]:
+def predict(net: Any, data: ValueExamples, batch: int = 4096) -> npt.NDArray[np.float32]:
     """The network's outputs (its view: the side to move) on every example, computed on
-    ``device`` (where the network is)."""
+    the network's device."""
     import torch
 
+    device = next(net.parameters()).device
     out = np.empty(len(data), np.float32)
     net.eval()
     with torch.no_grad():
@@ -200,7 +200,7 @@ def predict(net: Any, data: ValueExamples, batch: int = 4096,
     return out
 
 
-def _inputs(data: ValueExamples, rows: Any, device: str = "cpu") -> tuple[Any, ...]:
+def _inputs(data: ValueExamples, rows: Any, device: Any = "cpu") -> tuple[Any, ...]:
     """The network's inputs for ``rows`` of ``data`` on ``device``: the planes, and the
     base's values where the examples carry them."""
     import torch
@@ -212,11 +212,10 @@ def _inputs(data: ValueExamples, rows: Any, device: str = "cpu") -> tuple[Any, .
     return xb, torch.from_numpy(data.base[rows]).to(device)
 
 
-def evaluate(net: Any, data: ValueExamples, outcome_weight: float,
-             device: str = "cpu") -> dict[str, float]:
+def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, float]:
     """Held-out loss against the target, and the correlation with the search's value (the
     side to move's view) on the positions it did not prove."""
-    y = predict(net, data, device=device)
+    y = predict(net, data)
     t = data.target(outcome_weight)
     search = data.target(0.0)
     u = ~data.proven
@@ -331,7 +330,7 @@ def train(folders: list[Path], run_dir: Path, epochs: int, *,
             opt.step()
             total += float(loss.detach()) * len(idx)
         epoch += 1
-        held = evaluate(net, test_set, cfg.outcome, device)
+        held = evaluate(net, test_set, cfg.outcome)
         sched.step(held["loss"])
         metrics = {"epoch": epoch, "lr": opt.param_groups[0]["lr"],
                    "train_loss": total / len(train_set), "test_loss": held["loss"],

@@ -431,7 +431,7 @@ cdef class RaveSearch:
             t.value_at = self.value_at
             t.value_visits = self.value_visits
             t.value_mix = self.value_mix
-            t.value_fade = max(0.0, self.value_fade)
+            t.value_fade = self.value_fade
             if self.vc_at <= 0 or s.n * s.n > VC_MAXCELLS:
                 t.vc = None               # off, or a board past H-search's 256-bit carriers
             elif t.vc is None or t.vc.n != s.n:
