@@ -39,9 +39,10 @@ from descent.train.labels import (
 )
 
 
-def recorded_player(folder: Path, policy: str = "") -> Player:
+def recorded_player(folder: Path, policy: str = "", value: str = "") -> Player:
     """The one player whose games fill ``folder`` (from its manifest), with its policy
-    network read from ``policy``, which must be the file the shards record."""
+    network read from ``policy`` and its value network from ``value``, which must be the
+    files the shards record."""
     import json
 
     from descent.search_cy.games.registry import make_game
@@ -61,16 +62,21 @@ def recorded_player(folder: Path, policy: str = "") -> Player:
         "action_visits": int(record.get("action_visits", 0)),
         "fast_sims": int(record.get("fast_sims", 0)),
         "full_share": float(record.get("full_share", 1.0))}
-    if "policy_sha256" not in record:
-        if policy:
-            raise ValueError(f"{folder}: its player searched without a network")
-        return Player(**kw)
-    if not policy:
-        raise ValueError(f"{folder}: its player searched with the network of weights "
-                         f"{record['policy_sha256']}: give its file (--policy)")
-    player = Player.with_policy(policy, int(record["policy_at"]), **kw)
-    if player.policy_sha256 != record["policy_sha256"]:
-        raise ValueError(f"{policy}: its weights are not those of {folder}'s player")
+    for key, path, option in (("policy_sha256", policy, "--policy"),
+                              ("value_sha256", value, "--value")):
+        if key not in record and path:
+            raise ValueError(f"{folder}: its player searched without a {key[:-7]} network")
+        if key in record and not path:
+            raise ValueError(f"{folder}: its player searched with the {key[:-7]} network of "
+                             f"weights {record[key]}: give its file ({option})")
+    player = (Player.with_policy(policy, int(record["policy_at"]), **kw) if policy
+              else Player(**kw))
+    if value:
+        player = player.with_value(value, float(record["value_mix"]),
+                                   float(record["value_fade"]))
+    for key, path in (("policy_sha256", policy), ("value_sha256", value)):
+        if path and getattr(player, key) != record[key]:
+            raise ValueError(f"{path}: its weights are not those of {folder}'s player")
     return player
 
 
@@ -153,15 +159,15 @@ def _search(task: tuple[Player, list[list[int]], int, int]) -> list[tuple[float,
     return out
 
 
-def retest(folder: Path, count: int, *, policy: str = "", seed: int = 1, deep: int = 0,
-           jobs: int = 1, labels: Labels | None = None) -> Retest:
+def retest(folder: Path, count: int, *, policy: str = "", value: str = "", seed: int = 1,
+           deep: int = 0, jobs: int = 1, labels: Labels | None = None) -> Retest:
     """Searches ``count`` held-out unproven positions of ``folder`` twice afresh with the
     labels' player, and once with ``deep`` simulations when it is not 0 (``jobs``
     processes; deterministic by ``seed`` at any ``jobs``). ``labels``: the folder's, when
     the caller loaded them already."""
     if deep < 0:
         raise ValueError(f"deep simulations {deep} < 0")
-    player = recorded_player(folder, policy)
+    player = recorded_player(folder, policy, value)
     if labels is None:
         labels = load(folder)
     positions = chosen_positions(labels, count, seed)

@@ -46,6 +46,7 @@ A shard (``s<stream>-<first>-<last>.npz``, NumPy's compressed archive, no pickle
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -53,7 +54,7 @@ import random
 import signal
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,10 @@ class Player:
     policy_sha256: str = ""     # ... its weights' SHA-256, what the shards record
     policy_at: int = 300
     action_visits: int = 0      # rave's virtual visits at a policy_value network's values
+    value: str = ""             # a value model file in C (a Hex nnue) for rave's leaves
+    value_sha256: str = ""      # ... its weights' SHA-256, what the shards record
+    value_mix: float = 0.0      # rave's value_mix and value_fade with it
+    value_fade: float = 0.0
     spec: str = ""              # the game, when not Hex of ``size``
     # KataGo's playout cap randomisation: a move is searched in full (and labelled) with
     # probability full_share, else with fast_sims only (played, not labelled); 0: all full
@@ -113,6 +118,9 @@ class Player:
             out |= {"policy_sha256": self.policy_sha256, "policy_at": self.policy_at}
         if self.action_visits:
             out["action_visits"] = self.action_visits
+        if self.value:
+            out |= {"value_sha256": self.value_sha256, "value_mix": self.value_mix,
+                    "value_fade": self.value_fade}
         if self.fast_sims:
             out |= {"fast_sims": self.fast_sims, "full_share": self.full_share}
         return out
@@ -128,6 +136,20 @@ class Player:
             raise ValueError(f"{path}: not a move-policy network")
         return cls(policy=str(path), policy_sha256=model.weights_sha256,
                    policy_at=policy_at, **kw)
+
+    def with_value(self, path: str, mix: float, fade: float = 0.0) -> Player:
+        """This player with the value model file at ``path`` in ``rave`` (checked: a
+        network valued in C as odds, its weights' SHA-256 recorded): the engine's
+        ``search=rave,model=PATH,value_mix=MIX,value_fade=FADE``."""
+        if self.search != "rave":
+            raise ValueError(f"a value network guides rave's leaves, not {self.search}")
+        if not 0.0 <= mix <= 1.0:
+            raise ValueError(f"value mix {mix:g}: a share, in [0, 1]")
+        if fade < 0.0:
+            raise ValueError(f"value fade {fade:g}: child visits, >= 0")
+        _, sha256 = _value_network(str(path), self.game)
+        return replace(self, value=str(path), value_sha256=sha256, value_mix=mix,
+                       value_fade=fade)
 
 
 @dataclass
@@ -170,6 +192,28 @@ def game_seed(stream: int, index: int) -> int:
     return stream * STREAM_STRIDE + index
 
 
+@functools.lru_cache(maxsize=2)
+def _value_network(path: str, game: str) -> tuple[Any, str]:
+    """The value model file at ``path`` as an evaluator in C for ``game`` and its weights'
+    SHA-256 (loaded once a process: a worker plays many games with it)."""
+    from descent.nets.evaluator import network_evaluator
+    from descent.nets.modelfile import load_model
+    from descent.search_cy.eval.evaluator import HeuristicEvaluator
+    from descent.search_cy.games.registry import make_game
+
+    state = make_game(game).new_initial_state()
+    model = load_model(path, state)
+    if model.arch.is_policy:
+        raise ValueError(f"{path}: a move-policy network, not a value network")
+    evaluator = network_evaluator(path, state)
+    if not isinstance(evaluator, HeuristicEvaluator):
+        raise ValueError(f"{path}: rave reads a value network in C only (an mlp or an nnue)")
+    if evaluator.lo < -1.0 - 1e-9 or evaluator.hi > 1.0 + 1e-9:
+        raise ValueError(f"{path}: rave reads a value network as odds, in [-1, 1], not "
+                         f"[{evaluator.lo:g}, {evaluator.hi:g}]")
+    return evaluator, model.weights_sha256
+
+
 def player_searches(player: Player, state: Any, seeds: Sequence[int],
                     policy: Any = None) -> list[Any]:
     """The searches of ``player`` on the game of ``state``, one a seed (its heuristic, and
@@ -190,6 +234,14 @@ def player_searches(player: Player, state: Any, seeds: Sequence[int],
             impl: Any = runner.impl
             impl.policy, impl.policy_at = policy, player.policy_at
             impl.action_visits = player.action_visits
+    if player.value:
+        evaluator, _ = _value_network(player.value, player.game)
+        for runner in searches:
+            # one network for all: a process runs one search at a time, and an nnue's
+            # sums of the last board it valued give the same bits as a fresh sum
+            impl = runner.impl
+            impl.value, impl.value_mix = evaluator, player.value_mix
+            impl.value_fade = player.value_fade
     return searches
 
 
@@ -594,6 +646,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--policy-at", type=int, default=300, help="rave's policy_at")
     g.add_argument("--action-visits", type=int, default=0,
                    help="rave's action_visits (a policy_value network's action values)")
+    g.add_argument("--value", default="",
+                   help="value model file in C (a Hex nnue) the player's rave reads: "
+                        "virtual visits at its odds, and with --value-mix its leaves")
+    g.add_argument("--value-mix", type=float, default=0.0,
+                   help="with --value: rave's value_mix (the leaf values' share)")
+    g.add_argument("--value-fade", type=float, default=0.0,
+                   help="with --value: rave's value_fade (the child visits that halve it)")
     g.add_argument("--fast-sims", type=int, default=0,
                    help="playout cap randomisation: the moves not searched in full are "
                         "searched with this budget and not labelled (0: every move in full)")
@@ -610,7 +669,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     r.add_argument("--positions", type=int, default=400,
                    help="held-out unproven positions, drawn by the seed")
     r.add_argument("--policy", default="",
-                   help="the network file the labels' player searched with")
+                   help="the policy network file the labels' player searched with")
+    r.add_argument("--value", default="",
+                   help="the value network file the labels' player searched with")
     r.add_argument("--network", type=Path, default=None,
                    help="a policy_value network whose value is measured against both")
     r.add_argument("--deep", type=int, default=0,
@@ -621,8 +682,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.labels_command == "generate":
-        if args.game and args.policy:
-            raise SystemExit("labels generate: --policy guides Hex of --size, not --game")
+        if args.game and (args.policy or args.value):
+            raise SystemExit("labels generate: --policy and --value guide Hex of --size, "
+                             "not --game")
         search: dict[str, Any] = {"sims": args.sims, "branch": args.branch}
         if args.fast_sims:
             search |= {"fast_sims": args.fast_sims, "full_share": args.full_share}
@@ -630,6 +692,8 @@ def run(args: argparse.Namespace) -> int:
                                      action_visits=args.action_visits, **search)
                   if args.policy else Player.for_game(args.game, **search)
                   if args.game else Player(size=args.size, **search))
+        if args.value:
+            player = player.with_value(args.value, args.value_mix, args.value_fade)
         started = time.monotonic()
         written = generate(args.folder, player, games=args.games, hours=args.hours,
                            stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,
@@ -643,8 +707,8 @@ def run(args: argparse.Namespace) -> int:
         from descent.train.policy import network_values
 
         labels = load(args.folder)
-        result = retest(args.folder, args.positions, policy=args.policy, seed=args.seed,
-                        deep=args.deep, jobs=args.jobs, labels=labels)
+        result = retest(args.folder, args.positions, policy=args.policy, value=args.value,
+                        seed=args.seed, deep=args.deep, jobs=args.jobs, labels=labels)
         predictor = (network_values(args.network, labels, result.positions)
                      if args.network else None)
         for name, value in result.summary(predictor).items():

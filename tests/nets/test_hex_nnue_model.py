@@ -15,10 +15,10 @@ from descent.nets.backends import make_backend
 from descent.nets.backends.registry import runs_model
 from descent.nets.encoding import sample_positions
 from descent.nets.evaluator import network_evaluator
-from descent.nets.modelfile import ModelFileError, ValueSpec, load_model, make_model, save_model
+from descent.nets.modelfile import ModelFileError, load_model, make_model, save_model
 from descent.search_cy.eval.hex_nnue_eval import HexNNUEEvaluator
 from descent.search_cy.games.registry import make_game
-from tests.nets.test_modelfile import rewrite
+from tests.nets.test_modelfile import check_an_nnue_speaks_for_the_side_to_move, rewrite
 
 GAME = "hex(size=5)"
 
@@ -69,13 +69,8 @@ def test_a_malformed_hex_nnue_is_refused_by_name(nnue_file: Path, tmp_path: Path
         load_model(bad, GAME)
     assert str(bad) in str(info.value)
 
-    def player0(meta: dict[str, Any]) -> None:
-        meta["value"]["view"] = "player0"
-
-    with pytest.raises(ModelFileError, match="an nnue speaks for the side to move"):
-        load_model(rewrite(nnue_file, tmp_path / "player0.dnet", player0), GAME)
-    with pytest.raises(ModelFileError, match="speaks for the side to move"):
-        make_model(GAME, preset("hex", "nnue_tiny"), value=ValueSpec(view="player0"))
+    check_an_nnue_speaks_for_the_side_to_move(nnue_file, tmp_path, GAME,
+                                              preset("hex", "nnue_tiny"))
     with pytest.raises(ValueError, match="an nnue reads dice chess's .* or Hex's"):
         make_model("einstein", preset("hex", "nnue_tiny"))
     with pytest.raises(ModelFileError):

@@ -51,6 +51,19 @@ def rewrite(src: Path, dst: Path, meta_edit: Callable[[dict[str, Any]], None] | 
     return dst
 
 
+def check_an_nnue_speaks_for_the_side_to_move(nnue_file: Path, tmp_path: Path, game: str,
+                                             arch: Any) -> None:
+    """An nnue (``arch``, of ``nnue_file``'s family) in player 0's view is refused, as a
+    file and as a new model (the dice chess and the Hex nnue tests)."""
+    def player0(meta: dict[str, Any]) -> None:
+        meta["value"]["view"] = "player0"
+
+    with pytest.raises(ModelFileError, match="an nnue speaks for the side to move"):
+        load_model(rewrite(nnue_file, tmp_path / "player0.dnet", player0), game)
+    with pytest.raises(ModelFileError, match="speaks for the side to move"):
+        make_model(game, arch, value=ValueSpec(view="player0"))
+
+
 def test_round_trip_keeps_everything(saved: tuple[LoadedModel, Path]) -> None:
     model, path = saved
     back = load_model(path, "hex(size=5)")

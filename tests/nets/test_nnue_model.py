@@ -13,10 +13,10 @@ from descent.nets.arch import NNUE_Q, Architecture, preset
 from descent.nets.backends import make_backend
 from descent.nets.encoding import sample_positions
 from descent.nets.evaluator import network_evaluator
-from descent.nets.modelfile import ModelFileError, ValueSpec, load_model, make_model, save_model
+from descent.nets.modelfile import ModelFileError, load_model, make_model, save_model
 from descent.search_cy.eval.nnue_eval import NNUEEvaluator
 from descent.search_cy.games.registry import make_game
-from tests.nets.test_modelfile import rewrite
+from tests.nets.test_modelfile import check_an_nnue_speaks_for_the_side_to_move, rewrite
 
 GAME = "dicechess"
 
@@ -62,15 +62,9 @@ def test_an_unquantised_feature_transformer_is_refused_by_name(nnue_file: Path,
 
 def test_an_nnue_speaks_for_the_side_to_move_and_reads_dice_chess_only(
         nnue_file: Path, tmp_path: Path) -> None:
-    def player0(meta: dict[str, Any]) -> None:
-        meta["value"]["view"] = "player0"
-
-    bad = rewrite(nnue_file, tmp_path / "player0.dnet", player0)
-    with pytest.raises(ModelFileError, match="an nnue speaks for the side to move"):
-        load_model(bad, GAME)
+    check_an_nnue_speaks_for_the_side_to_move(nnue_file, tmp_path, GAME,
+                                              preset(GAME, "nnue_tiny"))
     with pytest.raises(ValueError, match="an nnue reads dice chess's"):
         make_model("einstein", preset(GAME, "nnue_tiny"))
-    with pytest.raises(ModelFileError, match="speaks for the side to move"):
-        make_model(GAME, preset(GAME, "nnue_tiny"), value=ValueSpec(view="player0"))
     with pytest.raises(ValueError, match="a multiple of 16 from 16 to 256"):
         Architecture("nnue", 0, fc=(24, 8))

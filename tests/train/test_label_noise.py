@@ -38,7 +38,7 @@ def policy_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
 
 def test_the_recorded_player_is_the_one_that_made_the_labels(
         policy_folder: tuple[Path, Path], tmp_path: Path) -> None:
-    from descent.nets.arch import policy_preset
+    from descent.nets.arch import policy_preset, preset
     from descent.nets.modelfile import make_model, save_model
 
     folder, model = policy_folder
@@ -53,8 +53,19 @@ def test_the_recorded_player_is_the_one_that_made_the_labels(
     plain = tmp_path / "plain"
     generate(plain, Player(size=5, sims=100), games=1)
     assert recorded_player(plain) == Player(size=5, sims=100)
-    with pytest.raises(ValueError, match="searched without a network"):
+    with pytest.raises(ValueError, match="searched without a policy network"):
         recorded_player(plain, str(model))
+    nnue = save_model(make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=4),
+                      tmp_path / "nnue.dnet")
+    valued = tmp_path / "valued"
+    generate(valued, Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0), games=1)
+    assert recorded_player(valued, value=str(nnue)) == \
+        Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0)
+    with pytest.raises(ValueError, match="the value network of weights .*: give its file "
+                                         r"\(--value\)"):
+        recorded_player(valued)
+    with pytest.raises(ValueError, match="searched without a value network"):
+        recorded_player(plain, value=str(nnue))
     ewn = tmp_path / "ewn"
     generate(ewn, Player.for_game("einstein", sims=50, branch=0.0), games=1)
     with pytest.raises(ValueError, match="rave's Hex labels"):

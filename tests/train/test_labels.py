@@ -182,3 +182,36 @@ def test_dice_chess_games_end_with_the_boards_result() -> None:
         value = state.terminal_value()
         assert record.winner == (0 if value > 0 else 1 if value < 0 else DRAW)
         assert len(record.values) == len(record.plies) > 0
+
+
+def test_a_player_with_a_value_network_records_it_and_reads_its_leaves(
+        tmp_path: Path) -> None:
+    """Expert iteration's next player: rave with a value network in C (the engine's
+    ``search=rave,model=...,value_mix=...,value_fade=...``), recorded in every shard."""
+    from descent.nets.arch import policy_preset, preset
+    from descent.nets.modelfile import make_model, save_model
+
+    model = make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=6)
+    path = save_model(model, tmp_path / "nnue.dnet")
+    player = PLAYER.with_value(str(path), 0.5, 100.0)
+    assert {k: player.to_json()[k] for k in ("value_sha256", "value_mix", "value_fade")} == {
+        "value_sha256": model.weights_sha256, "value_mix": 0.5, "value_fade": 100.0}
+    assert "value_sha256" not in PLAYER.to_json()     # earlier folders' players unchanged
+    game = play_game((player, 1, 3))
+    assert game.moves == play_game((player, 1, 3)).moves      # deterministic by seed
+    # the same game's first search reads the network: its visits are not the plain player's
+    assert game.policy[0] != play_game((PLAYER, 1, 3)).policy[0]
+    folder = tmp_path / "hex5-v"
+    generate(folder, player, games=1)
+    assert json.loads((folder / "manifest.json").read_text())["shards"][0]["player"] == \
+        player.to_json()
+    policy = save_model(make_model("hex(size=5)", policy_preset("hex", "tiny"), seed=7),
+                        tmp_path / "policy.dnet")
+    with pytest.raises(ValueError, match="policy.dnet: a move-policy network"):
+        PLAYER.with_value(str(policy), 0.5)
+    with pytest.raises(ValueError, match="value mix 1.5: a share"):
+        PLAYER.with_value(str(path), 1.5)
+    with pytest.raises(ValueError, match="value fade -1: child visits"):
+        PLAYER.with_value(str(path), 0.5, -1.0)
+    with pytest.raises(ValueError, match="not expectiminimax"):
+        Player.for_game("einstein").with_value(str(path), 0.5)
