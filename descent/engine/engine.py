@@ -272,7 +272,7 @@ class Engine:
         search = make_search("rave", heuristic_for(prototype, settings.heuristic or None,
                                                    settings.heuristic_weights), params)
         rave: Any = search.impl
-        rave.value = network
+        rave.value, rave.value_visits = network, settings.value_visits
         if isinstance(network, HeuristicEvaluator):
             rave.value_mix = settings.value_mix
             rave.value_fade = settings.value_fade
@@ -317,8 +317,10 @@ class Engine:
     def describe(self) -> dict[str, Any]:
         """Start-up facts for logs and ``version`` replies (``action_visits`` and
         ``minimax_weight``: how rave reads the policy's action values, 0 where it has no
-        value heads; ``value_mix``: the share of rave's leaf values in a score, 0 where it
-        reads no network in C, and ``value_fade`` the child visits that halve it;
+        value heads; ``value_visits``: the virtual visits rave's value network gives
+        children, 0 where it reads none; ``value_mix``: the share of rave's leaf values in
+        a score, 0 where it reads no network in C, and ``value_fade`` the child visits that
+        halve it;
         ``evaluator``: ``action-values:<policy>+<heuristic>`` where a best-first search
         values children by them). Must not block."""
         policy = getattr(self.search.impl, "policy", None)
@@ -327,12 +329,14 @@ class Engine:
         minimax = float(getattr(self.search.impl, "minimax_weight", 0.0)) if values else 0.0
         evaluator = self.evaluator_name
         mix = float(getattr(self.search.impl, "value_mix", 0.0))
+        valued = getattr(self.search.impl, "value", None) is not None   # rave's network
         if self.search.evaluator is not self.evaluator and self.search_name != "rave":
             # (rave keeps the heuristic for its knowledge and reads the network beside it)
             evaluator = f"action-values:{self.policy_name}+{evaluator}"
         return {"game": self.game.spec, "search": self.search_name,
                 "evaluator": evaluator, "policy": self.policy_name,
                 "action_visits": actions, "minimax_weight": minimax,
+                "value_visits": int(getattr(self.search.impl, "value_visits", 0)) if valued else 0,
                 "value_mix": mix,
                 "value_fade": float(getattr(self.search.impl, "value_fade", 0.0)) if mix else 0.0,
                 "hash_mb": self.settings.hash_mb,

@@ -130,6 +130,7 @@ OPTIONS: Mapping[str, Option] = {o.name: o for o in (
     Option("policy_weight", "float", "search", 0.0, 4.0),
     Option("action_visits", "spin", "search", 0, 10_000),
     Option("minimax_weight", "float", "search", 0.0, 1.0),
+    Option("value_visits", "spin", "search", 0, 10_000),
     Option("value_mix", "float", "search", 0.0, 1.0),
     Option("value_fade", "float", "search", 0.0, 1e9),
     Option("heuristic", "string", "evaluator"),

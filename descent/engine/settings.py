@@ -49,6 +49,10 @@ class Settings:
     minimax_weight: float = field(default=0.0, metadata={
         "help": "the share of the action values' implicit minimax backups in a rave "
                 "child's score where the policy network has value heads (0: none)"})
+    value_visits: int = field(default=8, metadata={
+        "help": "rave with a value network: the virtual visits at its odds of each child of "
+                "a node it reaches enough visits (0: none; value_mix still reads it at the "
+                "leaves)"})
     value_mix: float = field(default=0.0, metadata={
         "help": "rave with a value network in C (an mlp or an nnue model): the share of the "
                 "network's values of the simulations' leaves in a child's score (AlphaGo's "
@@ -103,6 +107,8 @@ class Settings:
             raise ValueError("action_visits must be in [0, 10000]")
         if not 0.0 <= self.minimax_weight <= 1.0:
             raise ValueError("minimax_weight must be in [0, 1]")
+        if not 0 <= self.value_visits <= 10_000:
+            raise ValueError("value_visits must be in [0, 10000]")
         if not 0.0 <= self.value_mix <= 1.0:
             raise ValueError("value_mix must be in [0, 1]")
         if self.value_fade < 0.0:

@@ -395,6 +395,7 @@ class GtpProtocol(GtpFramedProtocol):
         if facts.get("minimax_weight"):
             policy += f" minimax_weight={facts['minimax_weight']:g}"
         if facts.get("value_mix"):
+            policy += f" value_visits={facts['value_visits']}"
             policy += f" value_mix={facts['value_mix']:g}"
         if facts.get("value_fade"):
             policy += f" value_fade={facts['value_fade']:g}"

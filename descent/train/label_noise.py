@@ -73,7 +73,7 @@ def recorded_player(folder: Path, policy: str = "", value: str = "") -> Player:
               else Player(**kw))
     if value:
         player = player.with_value(value, float(record["value_mix"]),
-                                   float(record["value_fade"]))
+                                   float(record["value_fade"]), int(record["value_visits"]))
     for key, path in (("policy_sha256", policy), ("value_sha256", value)):
         if path and getattr(player, key) != record[key]:
             raise ValueError(f"{path}: its weights are not those of {folder}'s player")

@@ -85,7 +85,8 @@ class Player:
     action_visits: int = 0      # rave's virtual visits at a policy_value network's values
     value: str = ""             # a value model file in C (a Hex nnue) for rave's leaves
     value_sha256: str = ""      # ... its weights' SHA-256, what the shards record
-    value_mix: float = 0.0      # rave's value_mix and value_fade with it
+    value_visits: int = 8       # rave's value_visits, value_mix and value_fade with it
+    value_mix: float = 0.0
     value_fade: float = 0.0
     spec: str = ""              # the game, when not Hex of ``size``
     # KataGo's playout cap randomisation: a move is searched in full (and labelled) with
@@ -119,8 +120,8 @@ class Player:
         if self.action_visits:
             out["action_visits"] = self.action_visits
         if self.value:
-            out |= {"value_sha256": self.value_sha256, "value_mix": self.value_mix,
-                    "value_fade": self.value_fade}
+            out |= {"value_sha256": self.value_sha256, "value_visits": self.value_visits,
+                    "value_mix": self.value_mix, "value_fade": self.value_fade}
         if self.fast_sims:
             out |= {"fast_sims": self.fast_sims, "full_share": self.full_share}
         return out
@@ -137,19 +138,21 @@ class Player:
         return cls(policy=str(path), policy_sha256=model.weights_sha256,
                    policy_at=policy_at, **kw)
 
-    def with_value(self, path: str, mix: float, fade: float = 0.0) -> Player:
+    def with_value(self, path: str, mix: float, fade: float = 0.0, visits: int = 8) -> Player:
         """This player with the value model file at ``path`` in ``rave`` (checked: a
         network valued in C as odds, its weights' SHA-256 recorded): the engine's
-        ``search=rave,model=PATH,value_mix=MIX,value_fade=FADE``."""
+        ``search=rave,model=PATH,value_mix=MIX,value_fade=FADE,value_visits=VISITS``."""
         if self.search != "rave":
             raise ValueError(f"a value network guides rave's leaves, not {self.search}")
         if not 0.0 <= mix <= 1.0:
             raise ValueError(f"value mix {mix:g}: a share, in [0, 1]")
         if fade < 0.0:
             raise ValueError(f"value fade {fade:g}: child visits, >= 0")
+        if visits < 0:
+            raise ValueError(f"value visits {visits}: virtual visits, >= 0")
         _, sha256 = _value_network(str(path), self.game)
-        return replace(self, value=str(path), value_sha256=sha256, value_mix=mix,
-                       value_fade=fade)
+        return replace(self, value=str(path), value_sha256=sha256, value_visits=visits,
+                       value_mix=mix, value_fade=fade)
 
 
 @dataclass
@@ -240,8 +243,8 @@ def player_searches(player: Player, state: Any, seeds: Sequence[int],
             # one network for all: a process runs one search at a time, and an nnue's
             # sums of the last board it valued give the same bits as a fresh sum
             impl = runner.impl
-            impl.value, impl.value_mix = evaluator, player.value_mix
-            impl.value_fade = player.value_fade
+            impl.value, impl.value_visits = evaluator, player.value_visits
+            impl.value_mix, impl.value_fade = player.value_mix, player.value_fade
     return searches
 
 
@@ -649,6 +652,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--value", default="",
                    help="value model file in C (a Hex nnue) the player's rave reads: "
                         "virtual visits at its odds, and with --value-mix its leaves")
+    g.add_argument("--value-visits", type=int, default=8,
+                   help="with --value: rave's value_visits (0: the leaves only)")
     g.add_argument("--value-mix", type=float, default=0.0,
                    help="with --value: rave's value_mix (the leaf values' share)")
     g.add_argument("--value-fade", type=float, default=0.0,
@@ -693,7 +698,8 @@ def run(args: argparse.Namespace) -> int:
                   if args.policy else Player.for_game(args.game, **search)
                   if args.game else Player(size=args.size, **search))
         if args.value:
-            player = player.with_value(args.value, args.value_mix, args.value_fade)
+            player = player.with_value(args.value, args.value_mix, args.value_fade,
+                                       args.value_visits)
         started = time.monotonic()
         written = generate(args.folder, player, games=args.games, hours=args.hours,
                            stream=args.stream, jobs=args.jobs, shard_games=args.shard_games,

@@ -63,6 +63,7 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
         DEFAULT_VALUE_AT,
         DEFAULT_VALUE_AT_BATCH,
         DEFAULT_VALUE_MIX,
+        DEFAULT_VALUE_VISITS,
     )
 
     game = "hex(size=5)"
@@ -71,6 +72,7 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     rave = e.search.impl
     assert isinstance(rave.value, MLPEvaluator) and isinstance(rave.evaluator, HexVCEvaluator)
     assert rave.value_at == DEFAULT_VALUE_AT
+    assert rave.value_visits == Settings().value_visits == DEFAULT_VALUE_VISITS
     d = e.think(Limits(iterations=400))
     assert d.move in [e.state.action_to_string(a) for a in e.state.legal_actions()]
     assert rave.value.positions > 0          # the root's children, valued in C
@@ -86,6 +88,13 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
     faded = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1,
                             value_mix=0.5, value_fade=200.0))
     assert faded.search.impl.value_fade == 200.0 and faded.describe()["value_fade"] == 200.0
+    # value_visits=0: the network reads the leaves only, none of a node's children
+    leaves = Engine(Settings(game=game, model=str(path), search="rave", hash_mb=16, seed=1,
+                             value_mix=0.5, value_visits=0))
+    assert leaves.describe()["value_visits"] == 0 and mixed.describe()["value_visits"] == 8
+    leaves.think(Limits(iterations=400))
+    assert leaves.search.impl.value.positions < mixed.search.impl.value.positions
+    assert leaves.search.impl.value.positions > 100       # one a new leaf
     # a convolutional network is called in batches, at nodes of more visits, and
     # values no leaf (value_mix does nothing with it)
     e = Engine(Settings(game=game, model=str(hex5_model_file), search="rave", hash_mb=16, seed=1,
@@ -102,6 +111,8 @@ def test_rave_with_a_model_keeps_its_knowledge_and_reads_the_network(
         Settings(value_mix=-0.1)
     with pytest.raises(ValueError, match="value_fade"):
         Settings(value_fade=-1.0)
+    with pytest.raises(ValueError, match="value_visits"):
+        Settings(value_visits=-1)
     # a network valued in depth units is not odds: refused by name
     depth = ValueSpec(scale=26.0, lo=-26.0, hi=26.0, heuristic="depth_add", max_plies=25)
     path = save_model(make_model(game, preset("hex", "mlp"), value=depth, seed=3),

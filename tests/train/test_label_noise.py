@@ -58,9 +58,9 @@ def test_the_recorded_player_is_the_one_that_made_the_labels(
     nnue = save_model(make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=4),
                       tmp_path / "nnue.dnet")
     valued = tmp_path / "valued"
-    generate(valued, Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0), games=1)
+    generate(valued, Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0, 0), games=1)
     assert recorded_player(valued, value=str(nnue)) == \
-        Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0)
+        Player(size=5, sims=100).with_value(str(nnue), 0.5, 50.0, 0)
     with pytest.raises(ValueError, match="the value network of weights .*: give its file "
                                          r"\(--value\)"):
         recorded_player(valued)

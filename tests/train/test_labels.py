@@ -193,9 +193,11 @@ def test_a_player_with_a_value_network_records_it_and_reads_its_leaves(
 
     model = make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=6)
     path = save_model(model, tmp_path / "nnue.dnet")
-    player = PLAYER.with_value(str(path), 0.5, 100.0)
-    assert {k: player.to_json()[k] for k in ("value_sha256", "value_mix", "value_fade")} == {
-        "value_sha256": model.weights_sha256, "value_mix": 0.5, "value_fade": 100.0}
+    player = PLAYER.with_value(str(path), 0.5, 100.0, visits=0)
+    assert {k: player.to_json()[k] for k in ("value_sha256", "value_visits", "value_mix",
+                                             "value_fade")} == {
+        "value_sha256": model.weights_sha256, "value_visits": 0, "value_mix": 0.5,
+        "value_fade": 100.0}
     assert "value_sha256" not in PLAYER.to_json()     # earlier folders' players unchanged
     game = play_game((player, 1, 3))
     assert game.moves == play_game((player, 1, 3)).moves      # deterministic by seed
@@ -213,5 +215,7 @@ def test_a_player_with_a_value_network_records_it_and_reads_its_leaves(
         PLAYER.with_value(str(path), 1.5)
     with pytest.raises(ValueError, match="value fade -1: child visits"):
         PLAYER.with_value(str(path), 0.5, -1.0)
+    with pytest.raises(ValueError, match="value visits -1: virtual visits"):
+        PLAYER.with_value(str(path), 0.5, visits=-1)
     with pytest.raises(ValueError, match="not expectiminimax"):
         Player.for_game("einstein").with_value(str(path), 0.5)
