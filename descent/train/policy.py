@@ -593,7 +593,8 @@ def rave_rates(labels_folder: Path, settings: dict[str, Callable[[Any, Any], Non
     """Simulations a second of ``rave`` (the default player) on ``positions`` positions
     drawn from ``labels_folder``, ``seconds`` each: without a network (``none``, the
     reference, measured in the same run), then set up by each of ``settings``, a function
-    of the search (its ``impl``) and the position, by name."""
+    of the search (its ``impl``) and the position, by name. Each position is searched by
+    every set-up in turn, so that a machine's drift falls on all of them alike."""
     import random
 
     from descent.search_cy.eval.heuristics import heuristic_for
@@ -604,22 +605,22 @@ def rave_rates(labels_folder: Path, settings: dict[str, Callable[[Any, Any], Non
     labels = load(labels_folder)
     game = make_game(f"hex(size={labels.size})")
     chosen = random.Random(seed).sample(range(labels.positions), positions)
-    rates: dict[str, float] = {}
-    for name, setup in [("none", None), *settings.items()]:
-        sims, elapsed = 0, 0.0
-        for p in chosen:
-            state = game.new_initial_state()
-            for m in labels.moves(p):
-                state.apply_action(m)
+    setups = [("none", None), *settings.items()]
+    sims = dict.fromkeys((name for name, _ in setups), 0)
+    elapsed = dict.fromkeys((name for name, _ in setups), 0.0)
+    for p in chosen:
+        state = game.new_initial_state()
+        for m in labels.moves(p):
+            state.apply_action(m)
+        for name, setup in setups:
             search = make_search("rave", heuristic_for(state),
                                  SearchParams(seed=1, keep_tree=False))
             if setup is not None:
                 setup(search.impl, state)
             result = search.run(state, Stopper(time=seconds))
-            sims += result.iterations
-            elapsed += result.time
-        rates[name] = sims / max(elapsed, 1e-9)
-    return rates
+            sims[name] += result.iterations
+            elapsed[name] += result.time
+    return {name: sims[name] / max(elapsed[name], 1e-9) for name, _ in setups}
 
 
 def print_rates(rates: dict[str, float]) -> None:

@@ -224,12 +224,13 @@ def evaluate(net: Any, data: ValueExamples, outcome_weight: float) -> dict[str, 
 
 def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
                  seconds: float, positions: int = 12, seed: int = 5,
-                 value_mix: float = 0.0, value_visits: int = 8) -> dict[str, float]:
+                 value_mix: float = 0.0, value_fade: float = 0.0,
+                 value_visits: int = 8) -> dict[str, float]:
     """``rave``'s simulations a second on positions of a Hex labels folder
     (descent/train/policy.py's ``rave_rates``: without a network, the reference measured
     in the same run) with the value network in C at each of ``thresholds`` visits
     (``RaveSearch.value_at``, ``value_visits`` virtual visits), and with ``value_mix`` > 0
-    at the end of every simulation's walk too."""
+    (faded by ``value_fade``) at the end of every simulation's walk too."""
     from descent.nets.evaluator import network_evaluator
     from descent.search_cy.eval.evaluator import HeuristicEvaluator
     from descent.search_cy.games.registry import make_game
@@ -245,6 +246,7 @@ def search_speed(model_path: Path, labels_folder: Path, thresholds: list[int],
         def setup(impl: Any, state: Any) -> None:
             impl.value, impl.value_at = evaluator, visits
             impl.value_visits, impl.value_mix = value_visits, value_mix
+            impl.value_fade = value_fade
         return setup
 
     return rave_rates(labels_folder, {f"value_at={t}": at(t) for t in thresholds}, seconds,
@@ -460,6 +462,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     bench_arguments(b, "value_at", "20")
     b.add_argument("--value-mix", type=float, default=0.0,
                    help="the share of the leaf values in a score (rave's value_mix; 0: none)")
+    b.add_argument("--value-fade", type=float, default=0.0,
+                   help="rave's value_fade with --value-mix (the child visits that halve it)")
     b.add_argument("--value-visits", type=int, default=8,
                    help="rave's virtual visits at the network's odds for the children of a "
                         "node of value_at visits (0: none, the leaves only)")
@@ -471,7 +475,7 @@ def run(args: argparse.Namespace) -> int:
 
         rates = search_speed(args.model, args.labels, [int(a) for a in args.at.split(",")],
                              args.time, args.positions, value_mix=args.value_mix,
-                             value_visits=args.value_visits)
+                             value_fade=args.value_fade, value_visits=args.value_visits)
         print_rates(rates)
         return 0
     if args.values_command == "curve":

@@ -188,7 +188,7 @@ def test_the_bench_times_rave_with_the_network_in_c_against_none(tmp_path: Path)
     assert list(rates) == ["none", "value_at=5", "value_at=50"]
     assert all(rate > 0 for rate in rates.values())
     leaves = search_speed(nnue, tmp_path / "hex5", [5], 0.02, positions=2, value_mix=0.5,
-                          value_visits=0)
+                          value_fade=100.0, value_visits=0)
     assert list(leaves) == ["none", "value_at=5"] and leaves["value_at=5"] > 0
     conv = save_model(make_model("hex(size=5)", preset("hex", "tiny"), seed=1),
                       tmp_path / "conv.dnet")
