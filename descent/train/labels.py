@@ -626,6 +626,18 @@ def load(folder: Path, *more: Path) -> Labels:
     return Labels(size, arrays, spec)
 
 
+def rave_value_arguments(p: argparse.ArgumentParser) -> None:
+    """How ``rave`` reads a value network in C (the engine's options of the same names):
+    ``labels generate``'s player and ``values bench``."""
+    p.add_argument("--value-visits", type=int, default=8,
+                   help="rave's value_visits: virtual visits at the network's odds for the "
+                        "children of a node of enough visits (0: none, the leaves only)")
+    p.add_argument("--value-mix", type=float, default=0.0,
+                   help="rave's value_mix: the leaf values' share in a score (0: none)")
+    p.add_argument("--value-fade", type=float, default=0.0,
+                   help="rave's value_fade with --value-mix: the child visits that halve it")
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
     g = sub.add_parser("generate", help="self-play games of the default player into shards")
@@ -652,12 +664,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--value", default="",
                    help="value model file in C (a Hex nnue) the player's rave reads: "
                         "virtual visits at its odds, and with --value-mix its leaves")
-    g.add_argument("--value-visits", type=int, default=8,
-                   help="with --value: rave's value_visits (0: the leaves only)")
-    g.add_argument("--value-mix", type=float, default=0.0,
-                   help="with --value: rave's value_mix (the leaf values' share)")
-    g.add_argument("--value-fade", type=float, default=0.0,
-                   help="with --value: rave's value_fade (the child visits that halve it)")
+    rave_value_arguments(g)
     g.add_argument("--fast-sims", type=int, default=0,
                    help="playout cap randomisation: the moves not searched in full are "
                         "searched with this budget and not labelled (0: every move in full)")

@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from descent.stats import correlation
-from descent.train.labels import Labels, held_out, load
+from descent.train.labels import Labels, held_out, load, rave_value_arguments
 
 
 @dataclass
@@ -460,13 +460,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     b = sub.add_parser("bench", help="rave's simulations a second on Hex labels' positions "
                                      "with the network in C, against none in the same run")
     bench_arguments(b, "value_at", "20")
-    b.add_argument("--value-mix", type=float, default=0.0,
-                   help="the share of the leaf values in a score (rave's value_mix; 0: none)")
-    b.add_argument("--value-fade", type=float, default=0.0,
-                   help="rave's value_fade with --value-mix (the child visits that halve it)")
-    b.add_argument("--value-visits", type=int, default=8,
-                   help="rave's virtual visits at the network's odds for the children of a "
-                        "node of value_at visits (0: none, the leaves only)")
+    rave_value_arguments(b)
 
 
 def run(args: argparse.Namespace) -> int:
