@@ -29,6 +29,7 @@ from descent.search_cy.search.api import (
     SearchParams,
     SearchResult,
     SearchRunner,
+    check_rave_value,
     make_search,
     search_plays,
 )
@@ -264,10 +265,10 @@ class Engine:
         from descent.search_cy.eval.heuristics import heuristic_for
         from descent.search_cy.search.rave import DEFAULT_VALUE_AT_BATCH
 
-        if network.lo < -1.0 - 1e-9 or network.hi > 1.0 + 1e-9:
-            raise EngineError("rave reads a value network as odds: it needs a model valued "
-                              "by the gain (descent distill fit writes one), not one in "
-                              f"[{network.lo:g}, {network.hi:g}]")
+        try:
+            check_rave_value(network)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
         prototype = game.new_initial_state()
         search = make_search("rave", heuristic_for(prototype, settings.heuristic or None,
                                                    settings.heuristic_weights), params)

@@ -203,6 +203,7 @@ def _value_network(path: str, game: str) -> tuple[Any, str]:
     from descent.nets.modelfile import load_model
     from descent.search_cy.eval.evaluator import HeuristicEvaluator
     from descent.search_cy.games.registry import make_game
+    from descent.search_cy.search.api import check_rave_value
 
     state = make_game(game).new_initial_state()
     model = load_model(path, state)
@@ -211,9 +212,10 @@ def _value_network(path: str, game: str) -> tuple[Any, str]:
     evaluator = network_evaluator(path, state)
     if not isinstance(evaluator, HeuristicEvaluator):
         raise ValueError(f"{path}: rave reads a value network in C only (an mlp or an nnue)")
-    if evaluator.lo < -1.0 - 1e-9 or evaluator.hi > 1.0 + 1e-9:
-        raise ValueError(f"{path}: rave reads a value network as odds, in [-1, 1], not "
-                         f"[{evaluator.lo:g}, {evaluator.hi:g}]")
+    try:
+        check_rave_value(evaluator)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     return evaluator, model.weights_sha256
 
 

@@ -189,7 +189,7 @@ def test_a_player_with_a_value_network_records_it_and_reads_its_leaves(
     """Expert iteration's next player: rave with a value network in C (the engine's
     ``search=rave,model=...,value_mix=...,value_fade=...``), recorded in every shard."""
     from descent.nets.arch import policy_preset, preset
-    from descent.nets.modelfile import make_model, save_model
+    from descent.nets.modelfile import ValueSpec, make_model, save_model
 
     model = make_model("hex(size=5)", preset("hex", "nnue_tiny"), seed=6)
     path = save_model(model, tmp_path / "nnue.dnet")
@@ -219,3 +219,9 @@ def test_a_player_with_a_value_network_records_it_and_reads_its_leaves(
         PLAYER.with_value(str(path), 0.5, visits=-1)
     with pytest.raises(ValueError, match="not expectiminimax"):
         Player.for_game("einstein").with_value(str(path), 0.5)
+    depth = save_model(make_model("hex(size=5)", preset("hex", "mlp"), seed=3,
+                                  value=ValueSpec(scale=26.0, lo=-26.0, hi=26.0,
+                                                  heuristic="depth_add", max_plies=25)),
+                       tmp_path / "depth.dnet")
+    with pytest.raises(ValueError, match="depth.dnet: rave reads a value network as odds"):
+        PLAYER.with_value(str(depth), 0.5)

@@ -109,6 +109,15 @@ def search_plays(name: str, game: str) -> bool:
     return games is None or game in games
 
 
+def check_rave_value(network: Evaluator) -> None:
+    """ValueError unless ``rave`` can read ``network`` as its value network: as odds, a
+    value within [-1, 1] (a network trained in depth units is not)."""
+    if network.lo < -1.0 - 1e-9 or network.hi > 1.0 + 1e-9:
+        raise ValueError("rave reads a value network as odds: it needs a model valued by "
+                         "the gain (descent distill fit writes one), not one in "
+                         f"[{network.lo:g}, {network.hi:g}]")
+
+
 class SearchRunner:
     """A named search bound to an evaluator and parameters; ``run`` returns SearchResult."""
 
