@@ -209,7 +209,7 @@ def _value_network(path: str, game: str) -> tuple[Any, str]:
     model = load_model(path, state)
     if model.arch.is_policy:
         raise ValueError(f"{path}: a move-policy network, not a value network")
-    evaluator = network_evaluator(path, state)
+    evaluator = network_evaluator(model, state)      # the file read once
     if not isinstance(evaluator, HeuristicEvaluator):
         raise ValueError(f"{path}: rave reads a value network in C only (an mlp or an nnue)")
     try:
